@@ -1,0 +1,58 @@
+import { Elysia, t } from 'elysia'
+import { authGuard, serviceKeys } from './auth/guard.ts'
+import { albumRoutes } from './catalogue/albums.ts'
+import { artistRoutes } from './catalogue/artists.ts'
+import { Catalogue } from './catalogue/service.ts'
+import { openapiDocument } from './docs/openapi.ts'
+import { allowedMethods } from './http/allowed-methods.ts'
+import { parseJsonBody } from './http/body.ts'
+import { type ErrorReporter, problemResponder } from './http/error-handler.ts'
+import { notFound } from './http/problem.ts'
+import { type ProblemKind, problemTypes } from './http/problem-types.ts'
+import type { Store } from './store/store.ts'
+
+/** What an app is built from. */
+export interface AppOptions {
+  store: Store
+  /** Service keys that may write (`--api-key`). */
+  apiKeys?: readonly string[]
+  /** Where unexpected failures are reported; defaults to stderr. */
+  report?: ErrorReporter
+  /** The clock; tests inject their own. */
+  now?: () => Date
+}
+
+const defaultReport: ErrorReporter = (message, error) => console.error(message, error)
+
+/**
+ * Builds the whole HTTP API over a store, without listening: `app.handle(request)` answers in-process, and
+ * `startServer` puts it on a port. Every route is registered in the list below.
+ */
+export function createApp({ store, apiKeys = [], report = defaultReport, now = () => new Date() }: AppOptions) {
+  const catalogue = new Catalogue(store)
+  const guard = authGuard([serviceKeys(apiKeys)])
+  const latestYear = now().getUTCFullYear() + 1
+  const app = new Elysia({ normalize: false })
+  const allowed = allowedMethods(() => app.routes)
+  return app
+    .onParse({ as: 'global' }, parseJsonBody)
+    .onError({ as: 'global' }, problemResponder(allowed, report))
+    .use(openapiDocument())
+    .get('/healthz', () => ({ status: 'ok' as const }), { detail: { hide: true } })
+    .get(
+      '/problems/:kind',
+      ({ params: { kind } }) => {
+        const type = problemTypes[kind as ProblemKind]
+        if (!type) throw notFound(`There is no problem type ${kind}.`)
+        return new Response(`${type.title} (${type.status})\n\n${type.explanation}\n`, {
+          headers: { 'content-type': 'text/plain; charset=utf-8' },
+        })
+      },
+      { params: t.Object({ kind: t.String() }), detail: { hide: true } },
+    )
+    .use(artistRoutes(catalogue, guard))
+    .use(albumRoutes(catalogue, guard, latestYear))
+}
+
+/** The app type, for typed clients. */
+export type App = ReturnType<typeof createApp>

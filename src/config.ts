@@ -1,0 +1,125 @@
+import { IN_MEMORY } from './store/open-store.ts'
+
+/** How the server logs: human-readable lines, one JSON object per line, or nothing. */
+export type LogMode = 'pretty' | 'json' | 'off'
+
+/** Everything the command line and environment can set, validated. */
+export interface Config {
+  port: number
+  host: string
+  /** A data file path, or `:memory:`. */
+  data: string
+  /** `true` for the built-in catalogue, a path for a catalogue file of the same format, `false` for none. */
+  seed: boolean | string
+  apiKeys: string[]
+  /** Lifetime of bearer tokens, in milliseconds. */
+  tokenTtlMs: number
+  log: LogMode
+  /** Origins allowed by CORS; empty means no CORS headers at all. */
+  cors: string[]
+}
+
+/** Raised for a flag or variable the server cannot use; the command line prints it with the usage, exit 2. */
+export class UsageError extends Error {
+  override name = 'UsageError'
+}
+
+/** The `--help` text. */
+export const USAGE = `Usage: rock-legends [options]
+
+A catalogue of legendary Argentine rock artists and their albums, served as a REST API.
+
+Options (each can also be set by the environment variable shown):
+  --port N              port to listen on; 0 picks a free one (PORT, default 3000)
+  --host ADDR           address to listen on (HOST, default 127.0.0.1)
+  --data FILE|:memory:  JSON data file, or :memory: for no file (ROCK_LEGENDS_DATA, default ./data/db.json)
+  --seed[=FILE]         fill an empty store with the built-in catalogue, or with FILE (ROCK_LEGENDS_SEED)
+  --api-key KEY         a service key that may write; repeatable (ROCK_LEGENDS_API_KEYS, comma-separated)
+  --token-ttl DURATION  lifetime of bearer tokens, e.g. 30m, 24h, 7d (ROCK_LEGENDS_TOKEN_TTL, default 24h)
+  --log pretty|json|off how to log (ROCK_LEGENDS_LOG, default pretty)
+  --cors ORIGINS        comma-separated origins allowed by CORS, or * (ROCK_LEGENDS_CORS, default none)
+  --help                show this help
+  --version             show the version
+`
+
+const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }
+
+/** Parses a duration such as `90s`, `30m`, `24h` or `7d` (a bare number is seconds) into milliseconds. */
+export function parseDuration(text: string, flag = '--token-ttl'): number {
+  const match = /^(\d+)(ms|s|m|h|d)?$/.exec(text.trim())
+  const ms = match ? Number(match[1]) * (UNITS[match[2] ?? 's'] as number) : Number.NaN
+  if (!Number.isSafeInteger(ms) || ms <= 0)
+    throw new UsageError(`${flag} must be a positive duration such as 90s, 30m, 24h or 7d, not "${text}"`)
+  return ms
+}
+
+function parsePort(text: string): number {
+  const port = /^\d{1,5}$/.test(text) ? Number(text) : Number.NaN
+  if (!(port >= 0 && port <= 65535))
+    throw new UsageError(`--port must be a whole number from 0 to 65535, not "${text}"`)
+  return port
+}
+
+function parseLog(text: string): LogMode {
+  if (text === 'pretty' || text === 'json' || text === 'off') return text
+  throw new UsageError(`--log must be pretty, json or off, not "${text}"`)
+}
+
+const list = (text: string) =>
+  text
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean)
+
+function parseSeed(text: string): boolean | string {
+  if (text === '' || text === 'true' || text === '1') return true
+  if (text === 'false' || text === '0') return false
+  return text
+}
+
+/** What the command line asks for: run with a config, or print help or the version. */
+export type Invocation = { action: 'run'; config: Config } | { action: 'help' } | { action: 'version' }
+
+/** Reads flags (which win) and environment variables into a validated invocation; throws {@link UsageError}. */
+export function parseArgs(argv: readonly string[], env: Record<string, string | undefined> = {}): Invocation {
+  const flags = new Map<string, string[]>()
+  const valued = new Set(['port', 'host', 'data', 'api-key', 'token-ttl', 'log', 'cors'])
+  const bare = new Set(['seed', 'help', 'version'])
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string
+    const match = /^--([a-z-]+)(?:=(.*))?$/s.exec(arg)
+    if (!match) throw new UsageError(`unexpected argument "${arg}"`)
+    const name = match[1] as string
+    let value = match[2]
+    if (name === 'seed') value ??= ''
+    else if (valued.has(name)) {
+      if (value === undefined) {
+        value = argv[++i]
+        if (value === undefined) throw new UsageError(`--${name} needs a value`)
+      }
+    } else if (!bare.has(name)) throw new UsageError(`unknown option --${name}`)
+    else if (value !== undefined) throw new UsageError(`--${name} takes no value`)
+    flags.set(name, [...(flags.get(name) ?? []), value ?? ''])
+  }
+  if (flags.has('help')) return { action: 'help' }
+  if (flags.has('version')) return { action: 'version' }
+  const last = (name: string, variable: string) => flags.get(name)?.at(-1) ?? env[variable]
+  const data = last('data', 'ROCK_LEGENDS_DATA') ?? './data/db.json'
+  if (data.trim() === '') throw new UsageError('--data must name a file or :memory:')
+  const seed = last('seed', 'ROCK_LEGENDS_SEED')
+  const apiKeys = flags.get('api-key') ?? list(env.ROCK_LEGENDS_API_KEYS ?? '')
+  if (apiKeys.some((key) => key.trim() === '')) throw new UsageError('--api-key must not be empty')
+  return {
+    action: 'run',
+    config: {
+      port: parsePort(last('port', 'PORT') ?? '3000'),
+      host: last('host', 'HOST') || '127.0.0.1',
+      data: data === IN_MEMORY ? IN_MEMORY : data,
+      seed: seed === undefined ? false : parseSeed(seed),
+      apiKeys,
+      tokenTtlMs: parseDuration(last('token-ttl', 'ROCK_LEGENDS_TOKEN_TTL') ?? '24h'),
+      log: parseLog(last('log', 'ROCK_LEGENDS_LOG') ?? 'pretty'),
+      cors: list(last('cors', 'ROCK_LEGENDS_CORS') ?? ''),
+    },
+  }
+}

@@ -1,0 +1,62 @@
+import { invalid, Problem } from './problem.ts'
+
+/** The largest request body accepted, in bytes. */
+export const MAX_BODY_BYTES = 1024 * 1024
+
+const tooLarge = () =>
+  new Problem('payload-too-large', `The request body is larger than ${MAX_BODY_BYTES} bytes (1 MiB).`)
+
+const isJson = (contentType: string) => {
+  const type = contentType.split(';', 1)[0]?.trim().toLowerCase() ?? ''
+  return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'))
+}
+
+/** Reads at most MAX_BODY_BYTES of the body, failing as soon as there is more (chunked bodies included). */
+async function readLimited(request: Request): Promise<string> {
+  const declared = request.headers.get('content-length')
+  if (declared !== null && Number(declared) > MAX_BODY_BYTES) throw tooLarge()
+  if (!request.body) return ''
+  const chunks: Uint8Array[] = []
+  let size = 0
+  for await (const chunk of request.body) {
+    size += chunk.byteLength
+    if (size > MAX_BODY_BYTES) throw tooLarge()
+    chunks.push(chunk)
+  }
+  return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks))
+}
+
+/**
+ * Elysia `parse` hook for every route: bodies must be JSON (415 otherwise), at most 1 MiB (413), well-formed (400)
+ * and an object (400). A request without a body parses to `undefined`, which the route's schema then rejects.
+ */
+export async function parseJsonBody({ request }: { request: Request }): Promise<unknown> {
+  const contentType = request.headers.get('content-type')
+  if (request.body === null && !contentType) return undefined
+  if (!contentType || !isJson(contentType)) {
+    // A body-less request that names a type (some clients always send one) is still body-less.
+    if (request.headers.get('content-length') === '0') return undefined
+    throw new Problem(
+      'unsupported-media-type',
+      `The request body must be JSON sent with Content-Type: application/json${contentType ? `, not ${contentType}` : ''}.`,
+    )
+  }
+  let text: string
+  try {
+    text = await readLimited(request)
+  } catch (error) {
+    if (error instanceof Problem) throw error
+    throw new Problem('malformed-json', 'The request body is not valid UTF-8.')
+  }
+  if (text.trim() === '') throw new Problem('malformed-json', 'The request body is empty; send a JSON object.')
+  let body: unknown
+  try {
+    body = JSON.parse(text)
+  } catch (error) {
+    throw new Problem('malformed-json', `The request body is not valid JSON: ${(error as Error).message}.`)
+  }
+  // Every body of this API is an object; saying so here is clearer than a list of missing fields.
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw invalid([{ pointer: '', detail: 'the request body must be a JSON object' }])
+  return body
+}

@@ -1,0 +1,89 @@
+/** What a client may see in a problem's `type`, with the page the server answers at that URI. */
+export interface ProblemType {
+  status: number
+  title: string
+  /** A few sentences for `GET /problems/{slug}`: what happened and what to do. */
+  explanation: string
+}
+
+/** Every kind of problem the server can answer with; `type` is `/problems/<key>`. */
+export const problemTypes = {
+  'validation-error': {
+    status: 400,
+    title: 'The request is not valid',
+    explanation:
+      'One or more fields or parameters break the rules of the API. The `errors` array names each one (a JSON Pointer into the body in `pointer`, or a query or path parameter in `parameter`) with what is wrong; fix them and send the request again.',
+  },
+  'malformed-json': {
+    status: 400,
+    title: 'The body is not valid JSON',
+    explanation:
+      'The request said it carried JSON, but the body could not be parsed. Check quoting, commas and brackets, and that the body is UTF-8.',
+  },
+  'deprecated-operation': {
+    status: 400,
+    title: 'This operation is deprecated',
+    explanation:
+      'Deleting artists is deprecated and does nothing. To correct an artist, replace it with PUT /api/v1/artists/{artistId}.',
+  },
+  unauthorized: {
+    status: 401,
+    title: 'Credentials are missing or not valid',
+    explanation:
+      'Writes need `Authorization: Bearer <token>` (from POST /api/v1/user/login) or `X-API-Key: <key>` (a service key of the operator, or a personal key from /api/v1/user/api-keys). Unknown, expired and revoked credentials all get this answer.',
+  },
+  forbidden: {
+    status: 403,
+    title: 'The operation is not allowed',
+    explanation: 'The server refuses this operation whoever asks, for example because it runs read-only.',
+  },
+  'not-found': {
+    status: 404,
+    title: 'Not found',
+    explanation:
+      'There is nothing at this address: the route does not exist, or the artist or album it names does not.',
+  },
+  'method-not-allowed': {
+    status: 405,
+    title: 'Method not allowed',
+    explanation: 'The path exists but does not support this HTTP method. The `Allow` header lists the methods it does.',
+  },
+  conflict: {
+    status: 409,
+    title: 'Conflict',
+    explanation: 'The request conflicts with what is stored, for example an email address that is already registered.',
+  },
+  'payload-too-large': {
+    status: 413,
+    title: 'The body is too large',
+    explanation: 'Request bodies are limited to 1 MiB. Send less data in one request.',
+  },
+  'unsupported-media-type': {
+    status: 415,
+    title: 'The body must be JSON',
+    explanation: 'Send request bodies as JSON with `Content-Type: application/json`.',
+  },
+  'too-many-requests': {
+    status: 429,
+    title: 'Too many requests',
+    explanation: 'Too many attempts in a short time. Wait for the number of seconds in the `Retry-After` header.',
+  },
+  'internal-error': {
+    status: 500,
+    title: 'Internal server error',
+    explanation:
+      'The server failed unexpectedly. Nothing about the failure is shown to clients; the operator finds the details in the server log.',
+  },
+  'store-unavailable': {
+    status: 503,
+    title: 'The change could not be saved',
+    explanation:
+      'The server could not make the change durable (for example the disk is full or not writable), so it refused it: nothing was changed. Earlier data is intact. Try again once the operator has fixed the storage.',
+  },
+} satisfies Record<string, ProblemType>
+
+/** The key of a problem type. */
+export type ProblemKind = keyof typeof problemTypes
+
+/** The `type` URI of a problem kind, relative to the server. */
+export const problemUri = (kind: ProblemKind) => `/problems/${kind}`

@@ -1,0 +1,80 @@
+import { type Static, Type as T } from '@sinclair/typebox'
+import { TypeCompiler } from '@sinclair/typebox/compiler'
+
+const nullable = <S extends ReturnType<typeof T.String>>(schema: S) => T.Union([schema, T.Null()])
+const id = T.Integer({ minimum: 1 })
+const timestamp = T.String()
+
+/** The shape of the one JSON document a data file holds. */
+export const DocumentSchema = T.Object({
+  version: T.Literal(1),
+  counters: T.Object({ artists: T.Integer(), albums: T.Integer(), users: T.Integer(), credentials: T.Integer() }),
+  artists: T.Array(
+    T.Object({
+      id,
+      name: T.String(),
+      description: nullable(T.String()),
+      image: nullable(T.String()),
+      band: nullable(T.String()),
+    }),
+  ),
+  albums: T.Array(
+    T.Object({
+      id,
+      artistId: id,
+      name: T.String(),
+      year: T.Union([T.Integer(), T.Null()]),
+      image: nullable(T.String()),
+    }),
+  ),
+  users: T.Array(T.Object({ id, name: T.String(), email: T.String(), passwordHash: T.String(), createdAt: timestamp })),
+  credentials: T.Array(
+    T.Object({
+      id,
+      userId: id,
+      kind: T.Union([T.Literal('token'), T.Literal('key')]),
+      name: nullable(T.String()),
+      hash: T.String(),
+      prefix: T.String(),
+      createdAt: timestamp,
+      expiresAt: nullable(timestamp),
+      lastUsedAt: nullable(timestamp),
+      revokedAt: nullable(timestamp),
+    }),
+  ),
+})
+
+/** The data file's document: records in id order and the counters that assign the next ids. */
+export type Document = Static<typeof DocumentSchema>
+
+/** A fresh, empty document. */
+export function emptyDocument(): Document {
+  return {
+    version: 1,
+    counters: { artists: 0, albums: 0, users: 0, credentials: 0 },
+    artists: [],
+    albums: [],
+    users: [],
+    credentials: [],
+  }
+}
+
+const check = TypeCompiler.Compile(DocumentSchema)
+
+/** Explains why `value` is not a usable document, or returns `undefined` when it is. */
+export function documentProblem(value: unknown): string | undefined {
+  const first = check.Errors(value).First()
+  if (first) return `${first.path || '/'}: ${first.message}`
+  const doc = value as Document
+  for (const name of ['artists', 'albums', 'users', 'credentials'] as const) {
+    const records: { id: number }[] = doc[name]
+    for (let i = 0; i < records.length; i++) {
+      const current = records[i] as { id: number }
+      // Ids must increase (lists are served in id order) and stay below the counter (ids are never reused).
+      if (i > 0 && current.id <= (records[i - 1] as { id: number }).id)
+        return `/${name}/${i}/id: ids must be unique and in increasing order`
+      if (current.id > doc.counters[name]) return `/${name}/${i}/id: greater than /counters/${name}`
+    }
+  }
+  return undefined
+}

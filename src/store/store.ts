@@ -1,0 +1,117 @@
+/**
+ * The storage interface the catalogue and accounts code use. Nothing outside `store/` knows how (or whether)
+ * the data reaches a disk, so a second backend can serve the users who outgrow one machine.
+ */
+
+/** An artist as stored and served. */
+export interface Artist {
+  id: number
+  name: string
+  description: string | null
+  image: string | null
+  band: string | null
+}
+
+/** An album as stored and served; `artistId` links it to its artist. */
+export interface Album {
+  id: number
+  artistId: number
+  name: string
+  year: number | null
+  image: string | null
+}
+
+/** A registered user; the password is kept only as an argon2id hash. */
+export interface User {
+  id: number
+  name: string
+  email: string
+  passwordHash: string
+  createdAt: string
+}
+
+/** A bearer token or personal API key of a user, kept only as the SHA-256 hash of its secret. */
+export interface Credential {
+  id: number
+  userId: number
+  kind: 'token' | 'key'
+  name: string | null
+  hash: string
+  prefix: string
+  createdAt: string
+  expiresAt: string | null
+  lastUsedAt: string | null
+  revokedAt: string | null
+}
+
+/** The fields of a record that the store assigns itself. */
+export type New<T> = Omit<T, 'id'>
+
+/** One page of a list: `limit` items after skipping `offset`. */
+export interface Page {
+  limit: number
+  offset: number
+}
+
+/** The items of one page and the size of the whole list. */
+export interface Slice<T> {
+  items: readonly T[]
+  total: number
+}
+
+/** An artist with its albums, as a catalogue to load in one write (the seed). */
+export interface CatalogueEntry extends New<Artist> {
+  albums: New<Omit<Album, 'artistId'>>[]
+}
+
+/** Raised when a write cannot be made durable; the change it carried was rolled back. */
+export class StoreUnavailableError extends Error {
+  override name = 'StoreUnavailableError'
+}
+
+/** Raised by `users.insert` when the email is already registered. */
+export class DuplicateEmailError extends Error {
+  override name = 'DuplicateEmailError'
+}
+
+/**
+ * Reads are synchronous and see every acknowledged write. Writes resolve once the change is durable and reject
+ * with {@link StoreUnavailableError} when it could not be made so.
+ */
+export interface Store {
+  readonly artists: {
+    get(id: number): Artist | undefined
+    list(page: Page): Slice<Artist>
+    insert(fields: New<Artist>): Promise<Artist>
+    /** Replaces every field but the id; `undefined` when there is no such artist. */
+    replace(artist: Artist): Promise<Artist | undefined>
+  }
+  readonly albums: {
+    get(id: number): Album | undefined
+    /** `undefined` when there is no such artist. */
+    listByArtist(artistId: number, page: Page): Slice<Album> | undefined
+    /** `undefined` when there is no such artist. */
+    insert(fields: New<Album>): Promise<Album | undefined>
+  }
+  readonly users: {
+    get(id: number): User | undefined
+    findByEmail(email: string): User | undefined
+    /** Rejects with {@link DuplicateEmailError} when the email is taken. */
+    insert(fields: New<User>): Promise<User>
+  }
+  readonly credentials: {
+    findByHash(hash: string): Credential | undefined
+    listByUser(userId: number): readonly Credential[]
+    insert(fields: New<Credential>): Promise<Credential>
+    /** Marks a credential revoked; `undefined` when there is no such credential. */
+    revoke(id: number, at: string): Promise<Credential | undefined>
+    /** Records a use; kept in memory and persisted with the next write, never a write of its own. */
+    touch(id: number, at: string): void
+  }
+  /** True when the store holds no artist, album or user. */
+  isEmpty(): boolean
+  /** Adds a whole catalogue in one durable write; returns how many artists and albums were added. */
+  load(catalogue: readonly CatalogueEntry[]): Promise<{ artists: number; albums: number }>
+  /** Waits for writes in flight, then releases the data file. */
+  close(): Promise<void>
+}
