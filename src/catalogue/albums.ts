@@ -2,13 +2,12 @@ import { Elysia, t } from 'elysia'
 import type { authGuard } from '../auth/guard.ts'
 import { IntegerParam } from '../http/integer-param.ts'
 import { PageQuery, Paginated, pageOf, paginate } from '../http/pagination.ts'
-import { notFound } from '../http/problem.ts'
 import { problemResponses } from '../http/responses.ts'
 import { Album, AlbumInput, ArtistIdParams } from './model.ts'
+import { unknownAlbum, unknownArtist } from './problems.ts'
 import type { Catalogue } from './service.ts'
 
 const albumsOf = (artistId: number) => `/api/v1/artists/${artistId}/albums`
-const unknownArtist = (id: number) => notFound(`There is no artist ${id}.`)
 
 /** Album routes of an artist: list, read one, add. `latestYear` bounds the year of a new album. */
 export const albumRoutes = (catalogue: Catalogue, guard: ReturnType<typeof authGuard>, latestYear: number) =>
@@ -33,7 +32,7 @@ export const albumRoutes = (catalogue: Catalogue, guard: ReturnType<typeof authG
       '/:albumId',
       ({ params: { artistId, albumId } }) => {
         const album = catalogue.getAlbum(artistId, albumId)
-        if (!album) throw notFound(`Artist ${artistId} has no album ${albumId}.`)
+        if (!album) throw unknownAlbum(artistId, albumId)
         return album
       },
       {

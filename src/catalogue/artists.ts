@@ -1,17 +1,16 @@
 import { Elysia } from 'elysia'
 import type { authGuard } from '../auth/guard.ts'
 import { PageQuery, Paginated, pageOf, paginate } from '../http/pagination.ts'
-import { invalid, notFound, Problem } from '../http/problem.ts'
+import { invalid, Problem } from '../http/problem.ts'
 import { problemResponses } from '../http/responses.ts'
 import { Artist, ArtistIdParams, ArtistInput } from './model.ts'
+import { unknownArtist } from './problems.ts'
 import type { Catalogue } from './service.ts'
 
 const BASE = '/api/v1/artists'
 
 // RFC 9745: deprecated since 2025-01-01T00:00:00Z.
 const DEPRECATION = { deprecation: '@1735689600', link: '</problems/deprecated-operation>; rel="deprecation"' }
-
-const unknownArtist = (id: number) => notFound(`There is no artist ${id}.`)
 
 /** Artist routes: list, read, create, replace, and the deprecated delete. */
 export const artistRoutes = (catalogue: Catalogue, guard: ReturnType<typeof authGuard>) =>

@@ -1,3 +1,5 @@
+// TypeBox's Integer, not Elysia's t.Integer: the latter also accepts numeric strings such as "1973".
+import { Type } from '@sinclair/typebox'
 import { t } from 'elysia'
 import { IntegerParam } from '../http/integer-param.ts'
 
@@ -32,7 +34,7 @@ export const ArtistIdParams = t.Object({
 
 /** An artist as the API returns it. */
 export const Artist = t.Object({
-  id: t.Integer({ format: 'int64', description: 'Assigned by the service; never reused.', examples: [1] }),
+  id: Type.Integer({ format: 'int64', description: 'Assigned by the service; never reused.', examples: [1] }),
   name: t.String({ description: 'The artist as they are known.', examples: ['Charly García'] }),
   description: t.Union([t.String(), t.Null()], { description: 'A few sentences about the artist.' }),
   image: t.Union([t.String(), t.Null()], { description: 'A picture: an http(s) URL or a path on this server.' }),
@@ -43,7 +45,7 @@ export const Artist = t.Object({
 export const ArtistInput = t.Object(
   {
     id: t.Optional(
-      t.Integer({ description: 'Ignored on create; on update it must be absent or equal to the path id.' }),
+      Type.Integer({ description: 'Ignored on create; on update it must be absent or equal to the path id.' }),
     ),
     name: Name('The artist as they are known.', ['Luis Alberto Spinetta']),
     description: t.Optional(
@@ -57,10 +59,10 @@ export const ArtistInput = t.Object(
 
 /** An album as the API returns it. */
 export const Album = t.Object({
-  id: t.Integer({ format: 'int64', examples: [1] }),
-  artistId: t.Integer({ format: 'int64', examples: [1] }),
+  id: Type.Integer({ format: 'int64', examples: [1] }),
+  artistId: Type.Integer({ format: 'int64', examples: [1] }),
   name: t.String({ examples: ['Artaud'] }),
-  year: t.Union([t.Integer(), t.Null()], { description: 'Year of first release.' }),
+  year: t.Union([Type.Integer(), t.Null()], { description: 'Year of first release.' }),
   image: t.Union([t.String(), t.Null()]),
 })
 
@@ -68,10 +70,10 @@ export const Album = t.Object({
 export const AlbumInput = (latestYear: number) =>
   t.Object(
     {
-      id: t.Optional(t.Integer({ description: 'Ignored: ids are assigned by the service.' })),
+      id: t.Optional(Type.Integer({ description: 'Ignored: ids are assigned by the service.' })),
       name: Name('The title, as released.', ['Artaud']),
       year: t.Optional(
-        t.Union([t.Integer({ minimum: 1900, maximum: latestYear }), t.Null()], {
+        t.Union([Type.Integer({ minimum: 1900, maximum: latestYear }), t.Null()], {
           description: `Year of first release, 1900–${latestYear}, or null.`,
         }),
       ),

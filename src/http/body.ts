@@ -58,5 +58,26 @@ export async function parseJsonBody({ request }: { request: Request }): Promise<
   // Every body of this API is an object; saying so here is clearer than a list of missing fields.
   if (typeof body !== 'object' || body === null || Array.isArray(body))
     throw invalid([{ pointer: '', detail: 'the request body must be a JSON object' }])
+  const pointer = protoKey(body, '')
+  if (pointer !== undefined) throw invalid([{ pointer, detail: 'is not a known property' }])
   return body
+}
+
+/** How deeply a body may nest; no body of this API needs more than two levels. */
+const MAX_DEPTH = 32
+
+/**
+ * The pointer of the first `__proto__` key in a parsed body. JSON.parse makes it a harmless own property, but
+ * Elysia merges bodies into schema defaults with Object.assign, which would turn it into the object's prototype.
+ */
+function protoKey(value: unknown, path: string, depth = 0): string | undefined {
+  if (typeof value !== 'object' || value === null) return undefined
+  if (depth > MAX_DEPTH) throw invalid([{ pointer: path, detail: `nests more than ${MAX_DEPTH} levels deep` }])
+  for (const key of Object.keys(value)) {
+    const pointer = `${path}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`
+    if (key === '__proto__') return pointer
+    const nested = protoKey((value as Record<string, unknown>)[key], pointer, depth + 1)
+    if (nested !== undefined) return nested
+  }
+  return undefined
 }

@@ -1,3 +1,4 @@
+import { Type } from '@sinclair/typebox'
 import { type TSchema, t } from 'elysia'
 import type { Slice } from '../store/store.ts'
 import { IntegerParam } from './integer-param.ts'
@@ -17,7 +18,15 @@ export const PageQuery = t.Object({
       description: `How many items to return: at least 1, default ${DEFAULT_LIMIT}; values above ${MAX_LIMIT} are lowered to ${MAX_LIMIT}.`,
     }),
   ),
-  offset: t.Optional(IntegerParam({ name: 'offset', minimum: 0, description: 'How many items to skip, default 0.' })),
+  // Bounded by what a JSON number holds exactly, so that meta.offset always echoes the request.
+  offset: t.Optional(
+    IntegerParam({
+      name: 'offset',
+      minimum: 0,
+      maximum: BigInt(Number.MAX_SAFE_INTEGER),
+      description: 'How many items to skip, default 0.',
+    }),
+  ),
 })
 
 /** The list wrapper of `items`: `{ data, meta: { limit, offset, total, next } }`. */
@@ -25,9 +34,9 @@ export const Paginated = <S extends TSchema>(items: S) =>
   t.Object({
     data: t.Array(items),
     meta: t.Object({
-      limit: t.Integer({ description: 'The limit applied.' }),
-      offset: t.Integer({ description: 'The offset applied.' }),
-      total: t.Integer({ description: 'How many items the whole list holds.' }),
+      limit: Type.Integer({ description: 'The limit applied.' }),
+      offset: Type.Integer({ description: 'The offset applied.' }),
+      total: Type.Integer({ description: 'How many items the whole list holds.' }),
       next: t.Union([t.String(), t.Null()], {
         description: 'The path and query of the next page, or null on the last page.',
       }),

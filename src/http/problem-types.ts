@@ -30,12 +30,18 @@ export const problemTypes = {
     status: 401,
     title: 'Credentials are missing or not valid',
     explanation:
-      'Writes need `Authorization: Bearer <token>` (from POST /api/v1/user/login) or `X-API-Key: <key>` (a service key of the operator, or a personal key from /api/v1/user/api-keys). Unknown, expired and revoked credentials all get this answer.',
+      'Writes need `Authorization: Bearer <token>` (from POST /api/v1/user/login) or `X-API-Key: <key>` (a service key of the operator, or a personal key from /api/v1/user/api-keys). Unknown, expired and revoked credentials all get this answer, and so does a login whose email or password is wrong.',
   },
   forbidden: {
     status: 403,
     title: 'The operation is not allowed',
     explanation: 'The server refuses this operation whoever asks, for example because it runs read-only.',
+  },
+  'credential-not-allowed': {
+    status: 403,
+    title: 'These credentials cannot be used for this operation',
+    explanation:
+      "The credentials are valid, but not for this. Account operations under /api/v1/user act for a user, so they need that user's bearer token or personal API key; an operator's service key belongs to no user. Logging out ends a bearer token: to revoke a personal API key, use DELETE /api/v1/user/api-keys/{id}.",
   },
   'not-found': {
     status: 404,

@@ -1,3 +1,4 @@
+import { Type } from '@sinclair/typebox'
 import { t } from 'elysia'
 import { type ProblemKind, problemTypes } from './problem-types.ts'
 
@@ -5,7 +6,7 @@ import { type ProblemKind, problemTypes } from './problem-types.ts'
 export const ProblemDetails = t.Object({
   type: t.String({ description: 'A URI reference; GET it for an explanation.', examples: ['/problems/not-found'] }),
   title: t.String(),
-  status: t.Integer({ description: 'Always equal to the HTTP status.' }),
+  status: Type.Integer({ description: 'Always equal to the HTTP status.' }),
   detail: t.String(),
   errors: t.Optional(
     t.Array(

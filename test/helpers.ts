@@ -1,0 +1,52 @@
+import { createApp } from '../src/app.ts'
+import { openMemoryStore } from '../src/store/memory.ts'
+import type { Store } from '../src/store/store.ts'
+
+/** The service key every in-process test app accepts. */
+export const SERVICE_KEY = 'test-service-key'
+
+/** Headers that authenticate a write with the service key. */
+export const asService = { 'x-api-key': SERVICE_KEY }
+
+interface Call {
+  method?: string
+  body?: unknown
+  headers?: Record<string, string>
+}
+
+/** An app over a fresh in-memory store (or `store`), and a helper to call it in-process. */
+export function testApp(store: Store = openMemoryStore(), options: { now?: () => Date } = {}) {
+  const errors: unknown[] = []
+  const app = createApp({ store, apiKeys: [SERVICE_KEY], report: (_, error) => errors.push(error), ...options })
+  /** Sends one request through the whole app; a non-string body is sent as JSON. */
+  const call = async (path: string, { method = 'GET', body, headers = {} }: Call = {}) => {
+    const init: RequestInit = { method, headers: { ...headers } }
+    if (body !== undefined) {
+      init.body = typeof body === 'string' ? body : JSON.stringify(body)
+      ;(init.headers as Record<string, string>)['content-type'] ??= 'application/json'
+    }
+    const response = await app.handle(new Request(`http://localhost${path}`, init))
+    const text = await response.text()
+    let json: unknown
+    try {
+      json = text ? JSON.parse(text) : undefined
+    } catch {
+      json = undefined
+    }
+    return { status: response.status, headers: response.headers, text, json: json as any }
+  }
+  return { app, store, call, errors }
+}
+
+/** Adds `count` artists named "Artist 1"… through the store, in one go. */
+export async function addArtists(store: Store, count: number) {
+  await store.load(
+    Array.from({ length: count }, (_, i) => ({
+      name: `Artist ${i + 1}`,
+      description: null,
+      image: null,
+      band: null,
+      albums: [],
+    })),
+  )
+}

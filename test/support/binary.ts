@@ -1,0 +1,111 @@
+import { mkdtempSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { type Subprocess, spawn } from 'bun'
+import pkg from '../../package.json' with { type: 'json' }
+
+const ROOT = resolve(import.meta.dir, '../..')
+/** The compiled executable the tests run, as `bun run build` writes it. */
+export const BINARY = join(ROOT, 'dist/rock-legends')
+
+function newestSource(path: string): number {
+  const stat = statSync(path)
+  if (!stat.isDirectory()) return stat.mtimeMs
+  return Math.max(0, ...readdirSync(path).map((name) => newestSource(join(path, name))))
+}
+
+let building: Promise<string> | undefined
+
+/**
+ * Builds the executable with the project's own `build` script unless it is newer than every source. The build goes
+ * to a temporary name and is renamed into place, so a test run never executes a half-written binary.
+ */
+export function ensureBinary(): Promise<string> {
+  building ??= (async () => {
+    const sources = ['src', 'data/legends.json', 'package.json', 'bun.lock'].map((path) =>
+      newestSource(join(ROOT, path)),
+    )
+    const built = statSync(BINARY, { throwIfNoEntry: false })?.mtimeMs ?? 0
+    if (built > Math.max(...sources)) return BINARY
+    const temp = `${BINARY}.${process.pid}.tmp`
+    const command = pkg.scripts.build.replace('--outfile dist/rock-legends', `--outfile ${temp}`)
+    const build = spawn(['sh', '-c', command], { cwd: ROOT, stdout: 'pipe', stderr: 'pipe' })
+    if ((await build.exited) !== 0) throw new Error(`build failed: ${await new Response(build.stderr).text()}`)
+    renameSync(temp, BINARY)
+    return BINARY
+  })()
+  return building
+}
+
+/** A fresh directory under the system's temp dir; remove it with `rmSync(dir, { recursive: true })`. */
+export const tempDir = (label = 'rock-legends-test-') => mkdtempSync(join(tmpdir(), label))
+
+/** Removes a directory made by {@link tempDir}. */
+export const removeDir = (dir: string) => rmSync(dir, { recursive: true, force: true })
+
+/** A running executable started by {@link startBinary}. */
+export interface RunningBinary {
+  url: string
+  process: Subprocess<'ignore', 'pipe', 'pipe'>
+  /** Sends `signal` (SIGTERM by default) and resolves with the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number>
+  /** Everything written to stderr so far (complete once stopped). */
+  stderr(): Promise<string>
+}
+
+interface StartOptions {
+  cwd?: string
+  env?: Record<string, string>
+}
+
+/** Starts the executable with `args` and waits for its ready line; rejects with its stderr if it exits first. */
+export async function startBinary(args: string[], { cwd = ROOT, env = {} }: StartOptions = {}): Promise<RunningBinary> {
+  const child = spawn([await ensureBinary(), ...args], {
+    cwd,
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdin: 'ignore',
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
+  const stderrText = new Response(child.stderr).text()
+  const reader = child.stdout.getReader()
+  let stdout = ''
+  const decoder = new TextDecoder()
+  while (!stdout.includes('\n')) {
+    const { value, done } = await reader.read()
+    if (done) {
+      await child.exited
+      throw new Error(`rock-legends exited with ${child.exitCode} before it was ready: ${await stderrText}`)
+    }
+    stdout += decoder.decode(value)
+  }
+  reader.releaseLock()
+  const match = /^rock-legends listening on (http:\/\/\S+)$/m.exec(stdout)
+  if (!match?.[1]) throw new Error(`unexpected ready line: ${stdout}`)
+  return {
+    url: match[1],
+    process: child,
+    stop: async (signal = 'SIGTERM') => {
+      child.kill(signal)
+      return child.exited
+    },
+    stderr: () => stderrText,
+  }
+}
+
+/** Runs the executable to completion (for commands that should not start serving) and collects its output. */
+export async function runBinary(args: string[], { cwd = ROOT, env = {} }: StartOptions = {}) {
+  const child = spawn([await ensureBinary(), ...args], {
+    cwd,
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdin: 'ignore',
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(child.stdout).text(),
+    new Response(child.stderr).text(),
+    child.exited,
+  ])
+  return { code, stdout, stderr }
+}
