@@ -1,0 +1,198 @@
+import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { Low } from 'lowdb'
+import type { Document } from '../../src/store/document.ts'
+import { DocumentStore } from '../../src/store/document-store.ts'
+import { DataFileError, DurableJsonFile, openJsonFileStore } from '../../src/store/json-file.ts'
+import { DataFileLockedError } from '../../src/store/lock.ts'
+import { StoreUnavailableError } from '../../src/store/store.ts'
+import { removeDir, tempDir } from '../support/binary.ts'
+
+let dir: string
+let file: string
+beforeEach(() => {
+  dir = tempDir()
+  file = join(dir, 'db.json')
+})
+afterEach(() => removeDir(dir))
+
+const artist = (name: string) => ({ name, description: null, image: null, band: null })
+
+describe('openJsonFileStore', () => {
+  test('creates a missing file (and its directory) holding an empty document', async () => {
+    const nested = join(dir, 'a', 'b', 'db.json')
+    const store = await openJsonFileStore(nested)
+    await store.close()
+    expect(JSON.parse(readFileSync(nested, 'utf8'))).toEqual({
+      version: 1,
+      counters: { artists: 0, albums: 0, users: 0, credentials: 0 },
+      artists: [],
+      albums: [],
+      users: [],
+      credentials: [],
+    })
+  })
+
+  test('an acknowledged write is on disk before the promise resolves', async () => {
+    const store = await openJsonFileStore(file)
+    const created = await store.artists.insert(artist('Pappo'))
+    const onDisk = JSON.parse(readFileSync(file, 'utf8')) as Document
+    expect(onDisk.artists).toEqual([created])
+    expect(onDisk.counters.artists).toBe(1)
+    await store.close()
+  })
+
+  test('concurrent writes are all kept, with unique increasing ids, across a reopen', async () => {
+    const first = await openJsonFileStore(file)
+    const created = await Promise.all(Array.from({ length: 50 }, (_, i) => first.artists.insert(artist(`A${i}`))))
+    await first.close()
+    expect(new Set(created.map((each) => each.id)).size).toBe(50)
+    const second = await openJsonFileStore(file)
+    const { items, total } = second.artists.list({ limit: 100, offset: 0 })
+    expect(total).toBe(50)
+    expect(items.map((each) => each.id)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1))
+    const next = await second.artists.insert(artist('after'))
+    expect(next.id).toBe(51)
+    await second.close()
+  })
+
+  test('counters never go back: ids are not reused', async () => {
+    const store = await openJsonFileStore(file)
+    await store.albums.insert({ artistId: 1, name: 'ignored', year: null, image: null })
+    const a = await store.artists.insert(artist('A'))
+    await store.close()
+    const reopened = await openJsonFileStore(file)
+    expect((await reopened.artists.insert(artist('B'))).id).toBe(a.id + 1)
+    await reopened.close()
+  })
+
+  test.each([
+    ['not JSON', '{"version": 1,'],
+    ['JSON of the wrong shape', '{"hello": "world"}'],
+    ['an unknown version', '{"version": 2, "counters": {}, "artists": []}'],
+    ['an empty file', ''],
+    [
+      'ids out of order',
+      JSON.stringify({
+        version: 1,
+        counters: { artists: 2, albums: 0, users: 0, credentials: 0 },
+        artists: [
+          { id: 2, name: 'B', description: null, image: null, band: null },
+          { id: 1, name: 'A', description: null, image: null, band: null },
+        ],
+        albums: [],
+        users: [],
+        credentials: [],
+      }),
+    ],
+    [
+      'an id above its counter',
+      JSON.stringify({
+        version: 1,
+        counters: { artists: 0, albums: 0, users: 0, credentials: 0 },
+        artists: [{ id: 1, name: 'A', description: null, image: null, band: null }],
+        albums: [],
+        users: [],
+        credentials: [],
+      }),
+    ],
+  ])('refuses %s, naming the file, and leaves it untouched', async (_, content) => {
+    writeFileSync(file, content)
+    const error = await openJsonFileStore(file).catch((caught: unknown) => caught)
+    expect(error).toBeInstanceOf(DataFileError)
+    expect((error as Error).message).toContain(file)
+    expect(readFileSync(file, 'utf8')).toBe(content)
+    expect(existsSync(`${file}.lock`)).toBe(false)
+  })
+
+  test('a second store on the same file is refused while the first is open', async () => {
+    const first = await openJsonFileStore(file)
+    await expect(openJsonFileStore(file)).rejects.toBeInstanceOf(DataFileLockedError)
+    await first.close()
+    const again = await openJsonFileStore(file)
+    await again.close()
+  })
+
+  test('a lock left by a process that is gone is taken over', async () => {
+    const dead = Bun.spawnSync(['true']).pid
+    writeFileSync(`${file}.lock`, `${dead}\n`)
+    const store = await openJsonFileStore(file)
+    expect(readFileSync(`${file}.lock`, 'utf8')).toBe(`${process.pid}\n`)
+    await store.close()
+    expect(existsSync(`${file}.lock`)).toBe(false)
+  })
+
+  test('temporary files left by a crash are removed on open', async () => {
+    writeFileSync(join(dir, '.db.json.abc123.tmp'), 'half a document')
+    const store = await openJsonFileStore(file)
+    await store.close()
+    expect(readdirSync(dir).sort()).toEqual(['db.json'])
+  })
+
+  test('last-used times touched in memory are saved on close', async () => {
+    const store = await openJsonFileStore(file)
+    const user = await store.users.insert({ name: 'U', email: 'u@example.com', passwordHash: 'x', createdAt: 'now' })
+    const credential = await store.credentials.insert({
+      userId: user.id,
+      kind: 'key',
+      name: 'ci',
+      hash: 'ab',
+      prefix: 'rl_key_',
+      createdAt: 'then',
+      expiresAt: null,
+      lastUsedAt: null,
+      revokedAt: null,
+    })
+    store.credentials.touch(credential.id, 'just now')
+    await store.close()
+    const onDisk = JSON.parse(readFileSync(file, 'utf8')) as Document
+    expect(onDisk.credentials[0]?.lastUsedAt).toBe('just now')
+  })
+})
+
+describe('a write that cannot be made durable', () => {
+  /** A durable adapter whose next writes fail while `failing` is set, like a full disk. */
+  class FlakyFile extends DurableJsonFile {
+    failing = false
+    override async write(data: Document) {
+      if (this.failing) throw new Error('ENOSPC: no space left on device')
+      return super.write(data)
+    }
+  }
+
+  async function flakyStore() {
+    const adapter = new FlakyFile(file)
+    const db = new Low<Document>(adapter, null as unknown as Document)
+    await db.read()
+    const store = new DocumentStore(db)
+    await store.artists.insert(artist('kept'))
+    return { adapter, store }
+  }
+
+  test('is refused, rolled back, and leaves earlier data intact; writes resume once the fault clears', async () => {
+    const { adapter, store } = await flakyStore()
+    const before = readFileSync(file, 'utf8')
+    adapter.failing = true
+    await expect(store.artists.insert(artist('lost'))).rejects.toBeInstanceOf(StoreUnavailableError)
+    await Bun.sleep(10)
+    expect(store.artists.list({ limit: 10, offset: 0 }).items.map((a) => a.name)).toEqual(['kept'])
+    expect(readFileSync(file, 'utf8')).toBe(before)
+    adapter.failing = false
+    const next = await store.artists.insert(artist('after'))
+    expect(next.id).toBe(2)
+    expect(store.artists.list({ limit: 10, offset: 0 }).items.map((a) => a.name)).toEqual(['kept', 'after'])
+    await store.close()
+  })
+
+  test('a sign-up whose write failed does not keep the email taken', async () => {
+    const { adapter, store } = await flakyStore()
+    adapter.failing = true
+    const user = { name: 'U', email: 'u@example.com', passwordHash: 'x', createdAt: 'now' }
+    await expect(store.users.insert(user)).rejects.toBeInstanceOf(StoreUnavailableError)
+    await Bun.sleep(10)
+    adapter.failing = false
+    expect((await store.users.insert(user)).email).toBe('u@example.com')
+    await store.close()
+  })
+})
