@@ -5,6 +5,9 @@ import { hashSecret, sameHash } from './secrets.ts'
 /** Who is making an authenticated request. */
 export type Caller = { kind: 'service' } | { kind: 'user'; userId: number; credentialId: number; via: 'token' | 'key' }
 
+/** A caller acting for a user, through one of that user's bearer tokens or personal keys. */
+export type UserCaller = Extract<Caller, { kind: 'user' }>
+
 /** Finds the caller a secret belongs to (given its SHA-256 hash), or `undefined`. */
 export type CredentialCheck = (scheme: 'bearer' | 'api-key', hash: string) => Caller | undefined
 
@@ -62,8 +65,9 @@ export function authenticate(headers: Headers, checks: readonly CredentialCheck[
 }
 
 /**
- * Plugin adding the `auth` route option: `{ auth: true }` checks credentials before the body or parameters are
- * validated (an anonymous caller learns nothing about the API's rules) and gives the handler `caller`.
+ * Plugin adding the `auth` and `user` route options: `{ auth: true }` checks credentials before the body or
+ * parameters are validated (an anonymous caller learns nothing about the API's rules) and gives the handler
+ * `caller`; `{ user: true }` also requires that caller to be a user (403 for a service key, which belongs to no one).
  */
 export function authGuard(checks: readonly CredentialCheck[]) {
   const callers = new WeakMap<Request, Caller>()
@@ -73,6 +77,19 @@ export function authGuard(checks: readonly CredentialCheck[]) {
         callers.set(request, authenticate(request.headers, checks))
       },
       resolve: ({ request }) => ({ caller: callers.get(request) as Caller }),
+    },
+    user: {
+      transform({ request }) {
+        const caller = authenticate(request.headers, checks)
+        // Valid credentials, so not 401: retrying with the same key cannot help, and the problem says what would.
+        if (caller.kind !== 'user')
+          throw new Problem(
+            'credential-not-allowed',
+            "A service key belongs to no user. Send a user's bearer token (POST /api/v1/user/login) or personal API key.",
+          )
+        callers.set(request, caller)
+      },
+      resolve: ({ request }) => ({ caller: callers.get(request) as UserCaller }),
     },
   })
 }

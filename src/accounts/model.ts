@@ -1,0 +1,114 @@
+import { t } from 'elysia'
+import { IntegerParam } from '../http/integer-param.ts'
+
+// Local part, "@", then dot-separated labels. Every repeated class excludes the character that ends it (`@`, `.`,
+// whitespace), so each character can be matched one way only: the check is linear, with no catastrophic
+// backtracking, even on the 1 MiB strings a hostile body may carry. Surrounding whitespace is allowed here because
+// the service trims it.
+const EMAIL_PATTERN = '^\\s*[^\\s@]+@[^\\s@.]+(?:\\.[^\\s@.]+)+\\s*$'
+
+const Email = (description: string) =>
+  t.String({
+    maxLength: 254,
+    pattern: EMAIL_PATTERN,
+    description,
+    examples: ['carlos@rock-legends.com'],
+    error: 'an email address such as carlos@rock-legends.com, at most 254 characters',
+  })
+
+const NAME_RULE = 'a string of 1–100 characters, not blank'
+
+/** The body of `POST /api/v1/user/signup`. */
+export const SignupInput = t.Object(
+  {
+    name: t.String({
+      minLength: 1,
+      maxLength: 100,
+      pattern: '\\S',
+      description: 'How the user is called; trimmed.',
+      examples: ['Carlos'],
+      error: NAME_RULE,
+    }),
+    email: Email('The address to log in with; trimmed and lower-cased, and unique among users.'),
+    password: t.String({
+      minLength: 8,
+      maxLength: 1024,
+      description: 'At least 8 characters (at most 1,024). Stored only as an argon2id hash.',
+      examples: ['i-love-rock'],
+    }),
+  },
+  { additionalProperties: false },
+)
+
+/** The body of `POST /api/v1/user/login`. */
+export const LoginInput = t.Object(
+  {
+    email: Email('The address used at sign-up; case and surrounding spaces do not matter.'),
+    password: t.String({ minLength: 1, maxLength: 1024, examples: ['i-love-rock'] }),
+  },
+  { additionalProperties: false },
+)
+
+/** A user as the API shows it: never the password or its hash. */
+export const User = t.Object({
+  id: t.Integer({ format: 'int64', description: 'Assigned by the service; never reused.', examples: [1] }),
+  name: t.String({ examples: ['Carlos'] }),
+  email: t.String({ description: 'Trimmed and lower-cased at sign-up.', examples: ['carlos@rock-legends.com'] }),
+})
+
+/** The answer to a successful login. */
+export const Session = t.Object({
+  user: User,
+  token: t.String({
+    description: 'The bearer token, shown only now: send it as `Authorization: Bearer <token>`.',
+    examples: ['rl_tok_8fKq2ZyW0pLxT4vB7nCdE1gHjM3sR5uA'],
+  }),
+  token_type: t.Literal('Bearer'),
+  expires_at: t.String({ format: 'date-time', description: 'When the token stops working.' }),
+})
+
+/** The body of `POST /api/v1/user/api-keys`. */
+export const ApiKeyInput = t.Object(
+  {
+    name: t.String({
+      minLength: 1,
+      maxLength: 100,
+      pattern: '\\S',
+      description: 'What the key is for, to recognise it in the list; trimmed.',
+      examples: ['CI pipeline'],
+      error: NAME_RULE,
+    }),
+  },
+  { additionalProperties: false },
+)
+
+const apiKeyFields = {
+  id: t.Integer({ format: 'int64', examples: [3] }),
+  name: t.String({ examples: ['CI pipeline'] }),
+  prefix: t.String({ description: 'The first characters of the key, to recognise it.', examples: ['rl_key_AbCd'] }),
+  created_at: t.String({ format: 'date-time' }),
+  last_used_at: t.Union([t.String({ format: 'date-time' }), t.Null()], { description: 'null until it is used.' }),
+}
+
+/** A personal API key as listed: never the key itself. */
+export const ApiKey = t.Object(apiKeyFields)
+
+/** A personal API key just created, with the key: the only time it is shown. */
+export const NewApiKey = t.Object({
+  ...apiKeyFields,
+  key: t.String({
+    description: 'The key, shown only now: send it as `X-API-Key: <key>`. Only its hash is kept.',
+    examples: ['rl_key_AbCd9Lm2Qx7Rt4Vw1Yz6Bn3Ks8Pf5Hj0'],
+  }),
+})
+
+/** `id` in `/api/v1/user/api-keys/{id}`. */
+export const ApiKeyIdParams = t.Object({
+  id: IntegerParam({ name: 'id', minimum: 1, description: 'The id of the personal API key.' }),
+})
+
+/**
+ * The 204 answer, which has no body. Not `t.Void()`: @elysiajs/openapi 1.4.16 writes a void schema as
+ * `content: { type: 'void' }`, which is not valid OpenAPI; a schema without a type documents the status validly.
+ */
+export const NoContent = (description: string) => t.Any({ description })

@@ -1,0 +1,220 @@
+import type { UserCaller } from '../auth/guard.ts'
+import { CHALLENGE } from '../auth/guard.ts'
+import { argon2id, dummyHash, type PasswordHasher } from '../auth/password.ts'
+import { type RateLimit, RateLimiter } from '../auth/rate-limit.ts'
+import { generateSecret, hashSecret, KEY_PREFIX, TOKEN_PREFIX } from '../auth/secrets.ts'
+import { Problem } from '../http/problem.ts'
+import { type Credential, DuplicateEmailError, type Store, type User } from '../store/store.ts'
+
+/** How often each account operation may be tried before it is refused with 429. */
+export interface AccountLimits {
+  /** Failed logins per client address, whatever the email: slows guessing across many accounts. */
+  loginFailuresPerClient: RateLimit
+  /** Failed logins per email, whatever the address: slows guessing one account's password from many addresses. */
+  loginFailuresPerEmail: RateLimit
+  /** Sign-ups (successful or not) per client address: each one costs an argon2 hash and a durable write. */
+  signupsPerClient: RateLimit
+}
+
+const MINUTE = 60_000
+
+/** The limits the server runs with; generous enough for a test suite that signs up a user per test. */
+export const ACCOUNT_LIMITS: AccountLimits = {
+  loginFailuresPerClient: { limit: 20, windowMs: 15 * MINUTE },
+  loginFailuresPerEmail: { limit: 5, windowMs: 15 * MINUTE },
+  signupsPerClient: { limit: 20, windowMs: 10 * MINUTE },
+}
+
+/** What the accounts service is built with. */
+export interface AccountsOptions {
+  now: () => Date
+  /** Lifetime of bearer tokens in milliseconds (`--token-ttl`). */
+  tokenTtlMs: number
+  passwords?: PasswordHasher
+  limits?: AccountLimits
+}
+
+/** A user as the API shows it. */
+export interface PublicUser {
+  id: number
+  name: string
+  email: string
+}
+
+/** A personal API key as the API lists it; the key itself is never kept. */
+export interface ApiKeyView {
+  id: number
+  name: string
+  prefix: string
+  created_at: string
+  last_used_at: string | null
+}
+
+// `rl_key_` or `rl_tok_` and four random characters: enough to tell keys apart in a list, too few to help a guesser.
+const PREFIX_LENGTH = 11
+// The latest instant a Date can hold, so that an absurd --token-ttl gives a token that never expires, not a crash.
+const MAX_TIME = 8.64e15
+
+/** Trims and lower-cases an email, the form it is stored and looked up in. */
+export const normalizeEmail = (email: string) => email.trim().toLowerCase()
+
+const publicUser = ({ id, name, email }: User): PublicUser => ({ id, name, email })
+
+const apiKeyView = ({ id, name, prefix, createdAt, lastUsedAt }: Credential): ApiKeyView => ({
+  id,
+  name: name ?? '',
+  prefix,
+  created_at: createdAt,
+  last_used_at: lastUsedAt,
+})
+
+const emailTaken = (email: string) =>
+  new Problem('conflict', `The email ${email} is already registered. Log in with POST /api/v1/user/login.`)
+
+// One answer for an unknown email and a wrong password, so the response says nothing about which emails exist.
+const loginFailed = () =>
+  new Problem('unauthorized', 'The email or password is not correct.', {}, { 'www-authenticate': CHALLENGE })
+
+/** Sign-up, login, logout and personal API keys. Not-found answers are `undefined`; refusals throw a Problem. */
+export class Accounts {
+  private readonly now: () => Date
+  private readonly tokenTtlMs: number
+  private readonly passwords: PasswordHasher
+  private readonly failuresByClient: RateLimiter
+  private readonly failuresByEmail: RateLimiter
+  private readonly signupsByClient: RateLimiter
+
+  /** The accounts of `store`. */
+  constructor(
+    private readonly store: Store,
+    { now, tokenTtlMs, passwords = argon2id, limits = ACCOUNT_LIMITS }: AccountsOptions,
+  ) {
+    this.now = now
+    this.tokenTtlMs = tokenTtlMs
+    this.passwords = passwords
+    const clock = () => now().getTime()
+    this.failuresByClient = new RateLimiter(limits.loginFailuresPerClient, clock)
+    this.failuresByEmail = new RateLimiter(limits.loginFailuresPerEmail, clock)
+    this.signupsByClient = new RateLimiter(limits.signupsPerClient, clock)
+  }
+
+  /** Registers a user; 409 when the email (trimmed, lower-cased) is taken, 429 after too many from `client`. */
+  async signUp(fields: { name: string; email: string; password: string }, client: string): Promise<PublicUser> {
+    throttle(this.signupsByClient, client, 'Too many sign-ups from this address.')
+    this.signupsByClient.hit(client)
+    const email = normalizeEmail(fields.email)
+    // Saves an argon2 hash on the obvious duplicate; the store's insert is what settles a race.
+    if (this.store.users.findByEmail(email)) throw emailTaken(email)
+    const passwordHash = await this.passwords.hash(fields.password)
+    try {
+      const createdAt = this.now().toISOString()
+      return publicUser(await this.store.users.insert({ name: fields.name.trim(), email, passwordHash, createdAt }))
+    } catch (error) {
+      if (error instanceof DuplicateEmailError) throw emailTaken(email)
+      throw error
+    }
+  }
+
+  /** Checks the password and issues a bearer token; 401 for a wrong email or password, 429 after repeated ones. */
+  async logIn(fields: { email: string; password: string }, client: string) {
+    const email = normalizeEmail(fields.email)
+    throttle(this.failuresByClient, client, 'Too many failed logins from this address.')
+    throttle(this.failuresByEmail, email, 'Too many failed logins for this account.')
+    // Counted before the slow check and forgiven on success, so parallel guesses cannot all slip under the limit.
+    this.failuresByClient.hit(client)
+    this.failuresByEmail.hit(email)
+    // Awaited on every login, known email or not, so that neither path does work the other does not.
+    const dummy = await dummyHash(this.passwords)
+    const user = this.store.users.findByEmail(email)
+    // An unknown email is verified against the dummy hash: the same argon2 work as a wrong password, so the time
+    // taken does not reveal which emails are registered (an enumeration side channel).
+    const valid = await this.passwords.verify(user?.passwordHash ?? dummy, fields.password)
+    if (!user || !valid) throw loginFailed()
+    this.failuresByClient.forgive(client)
+    this.failuresByEmail.reset(email)
+    const at = this.now()
+    const token = generateSecret(TOKEN_PREFIX)
+    const expiresAt = new Date(Math.min(at.getTime() + this.tokenTtlMs, MAX_TIME)).toISOString()
+    await this.store.credentials.insert({
+      userId: user.id,
+      kind: 'token',
+      name: null,
+      hash: hashSecret(token),
+      prefix: token.slice(0, PREFIX_LENGTH),
+      createdAt: at.toISOString(),
+      expiresAt,
+      lastUsedAt: null,
+      revokedAt: null,
+    })
+    return { user: publicUser(user), token, token_type: 'Bearer' as const, expires_at: expiresAt }
+  }
+
+  /** The user `userId`. */
+  getUser(userId: number): PublicUser | undefined {
+    const user = this.store.users.get(userId)
+    return user && publicUser(user)
+  }
+
+  /** Revokes the bearer token the caller presented; a personal key is revoked by its own route, not by logout. */
+  async logOut(caller: UserCaller): Promise<void> {
+    if (caller.via !== 'token')
+      throw new Problem(
+        'credential-not-allowed',
+        'Logout ends a bearer token session. To revoke a personal API key, use DELETE /api/v1/user/api-keys/{id}.',
+      )
+    await this.store.credentials.revoke(caller.credentialId, this.now().toISOString())
+  }
+
+  /** Creates a personal API key for `userId`; the key is in the answer and nowhere else. */
+  async createKey(userId: number, name: string): Promise<ApiKeyView & { key: string }> {
+    const key = generateSecret(KEY_PREFIX)
+    const credential = await this.store.credentials.insert({
+      userId,
+      kind: 'key',
+      name: name.trim(),
+      hash: hashSecret(key),
+      prefix: key.slice(0, PREFIX_LENGTH),
+      createdAt: this.now().toISOString(),
+      expiresAt: null,
+      lastUsedAt: null,
+      revokedAt: null,
+    })
+    return { ...apiKeyView(credential), key }
+  }
+
+  /** The personal API keys of `userId` that are not revoked, oldest first. */
+  listKeys(userId: number): ApiKeyView[] {
+    return this.activeKeys(userId).map(apiKeyView)
+  }
+
+  /** Personal API key `id` of `userId`; another user's key, a revoked key or a token is not found. */
+  getKey(userId: number, id: number): ApiKeyView | undefined {
+    const key = this.activeKeys(userId).find((credential) => credential.id === id)
+    return key && apiKeyView(key)
+  }
+
+  /** Revokes personal API key `id` of `userId`; `undefined` when there is no such key (see {@link getKey}). */
+  async revokeKey(userId: number, id: number): Promise<true | undefined> {
+    if (!this.getKey(userId, id)) return undefined
+    await this.store.credentials.revoke(id, this.now().toISOString())
+    return true
+  }
+
+  private activeKeys(userId: number): Credential[] {
+    return this.store.credentials
+      .listByUser(userId)
+      .filter((credential) => credential.kind === 'key' && credential.revokedAt === null)
+  }
+}
+
+/** Throws 429 with `Retry-After` when `key` has used up its attempts. */
+function throttle(limiter: RateLimiter, key: string, reason: string): void {
+  const seconds = limiter.retryAfter(key)
+  if (seconds > 0)
+    throw new Problem(
+      'too-many-requests',
+      `${reason} Try again in ${seconds} second${seconds === 1 ? '' : 's'}.`,
+      {},
+      { 'retry-after': String(seconds) },
+    )
+}

@@ -1,0 +1,37 @@
+import { hash, verify } from '@node-rs/argon2'
+
+/** Hashes and verifies passwords; the accounts service takes one so tests can watch it work. */
+export interface PasswordHasher {
+  /** The PHC string (`$argon2id$v=19$m=…`) of a new salted hash of `password`. */
+  hash(password: string): Promise<string>
+  /** Whether `password` matches `hashed`; as slow for a wrong password as for the right one. */
+  verify(hashed: string, password: string): Promise<boolean>
+}
+
+// argon2id with the first of OWASP's recommended configurations (Password Storage Cheat Sheet): 19 MiB of memory
+// (m=19456 KiB), 2 passes (t=2), 1 lane (p=1); about 20–50 ms per hash on a server core. The parameters travel in
+// each stored PHC string, so raising them later still verifies the hashes made with these. `algorithm: 2` is
+// Argon2id: the package declares it as a const enum, which isolated modules cannot read.
+const OPTIONS = { algorithm: 2, memoryCost: 19_456, timeCost: 2, parallelism: 1 } as const
+
+/** The argon2id hasher, through the @node-rs/argon2 native addon (which `bun build --compile` embeds). */
+export const argon2id: PasswordHasher = {
+  hash: (password) => hash(password, OPTIONS),
+  verify: (hashed, password) => verify(hashed, password),
+}
+
+const dummies = new WeakMap<PasswordHasher, Promise<string>>()
+
+/**
+ * A hash of a random password no one knows, made once per hasher (on first use, so an app that never sees a login
+ * pays nothing). Logins for unknown emails verify against it, so they cost the same argon2 work as a wrong password
+ * for a real account: the response time does not tell which emails are registered.
+ */
+export function dummyHash(hasher: PasswordHasher): Promise<string> {
+  let dummy = dummies.get(hasher)
+  if (!dummy) {
+    dummy = hasher.hash(crypto.randomUUID())
+    dummies.set(hasher, dummy)
+  }
+  return dummy
+}

@@ -1,0 +1,27 @@
+import type { Store } from '../store/store.ts'
+import type { CredentialCheck } from './guard.ts'
+import { sameHash } from './secrets.ts'
+
+/**
+ * The credential check for users' bearer tokens (`Authorization: Bearer rl_tok_…`) and personal API keys
+ * (`X-API-Key: rl_key_…`). A secret presented under the other scheme, expired, revoked or unknown is simply not
+ * found, so the guard answers all of them with the same 401. A use is recorded as `lastUsedAt`.
+ *
+ * @example
+ * const guard = authGuard([serviceKeys(apiKeys), userCredentials(store, () => new Date())])
+ */
+export function userCredentials(store: Store, now: () => Date): CredentialCheck {
+  return (scheme, hash) => {
+    const credential = store.credentials.findByHash(hash)
+    // The map lookup is keyed by the hash, not the secret, so its timing reveals nothing usable; the constant-time
+    // comparison is the check that counts.
+    if (!credential || !sameHash(credential.hash, hash)) return undefined
+    if (credential.kind !== (scheme === 'bearer' ? 'token' : 'key')) return undefined
+    if (credential.revokedAt !== null) return undefined
+    const at = now()
+    if (credential.expiresAt !== null && Date.parse(credential.expiresAt) <= at.getTime()) return undefined
+    if (!store.users.get(credential.userId)) return undefined
+    store.credentials.touch(credential.id, at.toISOString())
+    return { kind: 'user', userId: credential.userId, credentialId: credential.id, via: credential.kind }
+  }
+}

@@ -1,0 +1,158 @@
+import { describe, expect, test } from 'bun:test'
+import { asService, testApp } from '../helpers.ts'
+import { apiKey, bearer, CARLOS, createKey, manualClock, signedIn } from './helpers.ts'
+
+const KEYS = '/api/v1/user/api-keys'
+const MARIA = { name: 'Maria', email: 'maria@rock-legends.com', password: 'rock-n-roll' }
+
+describe('personal API keys', () => {
+  test('create shows the key once, with a recognisable prefix and a Location', async () => {
+    const clock = manualClock('2025-06-01T12:00:00Z')
+    const { call } = testApp(undefined, { now: clock.now })
+    const { token } = await signedIn(call)
+    const { status, json, headers } = await call(KEYS, {
+      method: 'POST',
+      body: { name: '  CI pipeline ' },
+      headers: bearer(token),
+    })
+    expect(status).toBe(201)
+    expect(json).toEqual({
+      id: expect.any(Number),
+      name: 'CI pipeline',
+      prefix: json.key.slice(0, 11),
+      key: expect.stringMatching(/^rl_key_[0-9A-Za-z]{32}$/),
+      created_at: '2025-06-01T12:00:00.000Z',
+      last_used_at: null,
+    })
+    expect(json.prefix).toMatch(/^rl_key_.{4}$/)
+    expect(headers.get('location')).toBe(`${KEYS}/${json.id}`)
+    const read = await call(`${KEYS}/${json.id}`, { headers: bearer(token) })
+    expect(read.status).toBe(200)
+    expect(read.json).not.toHaveProperty('key')
+  })
+
+  test('list shows id, name, prefix and times, never the key or its hash; tokens and revoked keys are left out', async () => {
+    const clock = manualClock('2025-06-01T12:00:00Z')
+    const { call } = testApp(undefined, { now: clock.now })
+    const { token } = await signedIn(call)
+    const first = await createKey(call, bearer(token), 'laptop')
+    const second = await createKey(call, bearer(token), 'ci')
+    const third = await createKey(call, bearer(token), 'old')
+    await call(`${KEYS}/${third.id}`, { method: 'DELETE', headers: bearer(token) })
+    clock.advance(60_000)
+    await call('/api/v1/user/me', { headers: apiKey(second.key) })
+    const { status, json, text } = await call(KEYS, { headers: bearer(token) })
+    expect(status).toBe(200)
+    expect(json).toEqual([
+      {
+        id: first.id,
+        name: 'laptop',
+        prefix: first.prefix,
+        created_at: '2025-06-01T12:00:00.000Z',
+        last_used_at: null,
+      },
+      {
+        id: second.id,
+        name: 'ci',
+        prefix: second.prefix,
+        created_at: '2025-06-01T12:00:00.000Z',
+        last_used_at: '2025-06-01T12:01:00.000Z',
+      },
+    ])
+    for (const secret of [first.key, second.key, token]) expect(text).not.toContain(secret.slice(11))
+    expect(text).not.toContain('hash')
+  })
+
+  test('a personal key works for the account routes too', async () => {
+    const { call } = testApp()
+    const { token } = await signedIn(call)
+    const { key } = await createKey(call, bearer(token))
+    expect((await call('/api/v1/user/me', { headers: apiKey(key) })).json.email).toBe(CARLOS.email)
+    expect((await call(KEYS, { method: 'POST', body: { name: 'made by a key' }, headers: apiKey(key) })).status).toBe(
+      201,
+    )
+  })
+
+  test('revoke answers 204 and the key stops working; revoking again is 404', async () => {
+    const { call } = testApp()
+    const { token } = await signedIn(call)
+    const { id, key } = await createKey(call, bearer(token))
+    const revoked = await call(`${KEYS}/${id}`, { method: 'DELETE', headers: bearer(token) })
+    expect(revoked.status).toBe(204)
+    expect(revoked.text).toBe('')
+    expect((await call('/api/v1/user/me', { headers: apiKey(key) })).status).toBe(401)
+    expect((await call(`${KEYS}/${id}`, { method: 'DELETE', headers: bearer(token) })).status).toBe(404)
+  })
+
+  test("only the owner sees or revokes a key: another user's key id is 404", async () => {
+    const { call } = testApp()
+    const carlos = await signedIn(call)
+    const maria = await signedIn(call, MARIA)
+    const carlosKey = await createKey(call, bearer(carlos.token), 'carlos')
+    await createKey(call, bearer(maria.token), 'maria')
+    const asMaria = bearer(maria.token)
+    expect((await call(`${KEYS}/${carlosKey.id}`, { headers: asMaria })).status).toBe(404)
+    const denied = await call(`${KEYS}/${carlosKey.id}`, { method: 'DELETE', headers: asMaria })
+    expect(denied.status).toBe(404)
+    expect(denied.json.type).toBe('/problems/not-found')
+    expect((await call(KEYS, { headers: asMaria })).json.map((key: { name: string }) => key.name)).toEqual(['maria'])
+    expect((await call('/api/v1/user/me', { headers: apiKey(carlosKey.key) })).status).toBe(200)
+  })
+
+  test('a login token id is not a key id', async () => {
+    const { call, store } = testApp()
+    const { token, user } = await signedIn(call)
+    const [tokenRecord] = store.credentials.listByUser(user.id)
+    const answer = await call(`${KEYS}/${tokenRecord?.id}`, { method: 'DELETE', headers: bearer(token) })
+    expect(answer.status).toBe(404)
+    expect((await call('/api/v1/user/me', { headers: bearer(token) })).status).toBe(200)
+  })
+
+  test.each([
+    ['an empty name', { name: '' }, '/name'],
+    ['a blank name', { name: '   ' }, '/name'],
+    ['a name over 100 characters', { name: 'k'.repeat(101) }, '/name'],
+    ['a missing name', {}, '/name'],
+    ['an unknown property', { name: 'ci', expires: 'never' }, '/expires'],
+  ])('create rejects %s with 400', async (_, body, pointer) => {
+    const { call } = testApp()
+    const { token } = await signedIn(call)
+    const { status, json } = await call(KEYS, { method: 'POST', body, headers: bearer(token) })
+    expect(status).toBe(400)
+    expect(json.errors).toContainEqual({ pointer, detail: expect.any(String) })
+  })
+
+  test.each(['0', 'abc', '1.5', '99999999999999999999'])('rejects the key id %s with 400', async (id) => {
+    const { call } = testApp()
+    const { token } = await signedIn(call)
+    const { status, json } = await call(`${KEYS}/${id}`, { method: 'DELETE', headers: bearer(token) })
+    expect(status).toBe(400)
+    expect(json.errors).toEqual([{ parameter: 'id', detail: expect.any(String) }])
+  })
+
+  test.each([
+    ['GET', KEYS, undefined],
+    ['POST', KEYS, { name: 'ci' }],
+    ['GET', `${KEYS}/1`, undefined],
+    ['DELETE', `${KEYS}/1`, undefined],
+    ['GET', '/api/v1/user/me', undefined],
+    ['POST', '/api/v1/user/logout', undefined],
+  ])('%s %s needs a user: 401 without credentials, 403 for a service key', async (method, path, body) => {
+    const { call } = testApp()
+    expect((await call(path, { method, body })).status).toBe(401)
+    const { status, json, headers } = await call(path, { method, body, headers: asService })
+    expect(status).toBe(403)
+    expect(headers.get('content-type')).toBe('application/problem+json')
+    expect(json).toMatchObject({ type: '/problems/credential-not-allowed', status: 403 })
+  })
+
+  test('logout with a personal key is refused (403) and revokes nothing', async () => {
+    const { call } = testApp()
+    const { token } = await signedIn(call)
+    const { key } = await createKey(call, bearer(token))
+    const { status, json } = await call('/api/v1/user/logout', { method: 'POST', headers: apiKey(key) })
+    expect(status).toBe(403)
+    expect(json.detail).toContain('DELETE /api/v1/user/api-keys/{id}')
+    expect((await call('/api/v1/user/me', { headers: apiKey(key) })).status).toBe(200)
+  })
+})

@@ -1,0 +1,241 @@
+import { describe, expect, test } from 'bun:test'
+import { ACCOUNT_LIMITS, Accounts } from '../../src/accounts/service.ts'
+import { createApp } from '../../src/app.ts'
+import { argon2id, type PasswordHasher } from '../../src/auth/password.ts'
+import { Problem } from '../../src/http/problem.ts'
+import { openMemoryStore } from '../../src/store/memory.ts'
+import { testApp } from '../helpers.ts'
+import { bearer, CARLOS, type Call, manualClock, signedIn } from './helpers.ts'
+
+const LOGIN = '/api/v1/user/login'
+const DAY = 86_400_000
+
+const logIn = (call: Call, email: string, password: string) =>
+  call(LOGIN, { method: 'POST', body: { email, password } })
+
+describe('POST /api/v1/user/login', () => {
+  test('answers the user, a bearer token and its expiry (24 hours by default)', async () => {
+    const clock = manualClock('2025-06-01T12:00:00Z')
+    const { call } = testApp(undefined, { now: clock.now })
+    await call('/api/v1/user/signup', { method: 'POST', body: CARLOS })
+    const { status, json } = await logIn(call, ' CARLOS@rock-legends.com ', CARLOS.password)
+    expect(status).toBe(200)
+    expect(json).toEqual({
+      user: { id: 1, name: 'Carlos', email: 'carlos@rock-legends.com' },
+      token: expect.stringMatching(/^rl_tok_[0-9A-Za-z]{32}$/),
+      token_type: 'Bearer',
+      expires_at: '2025-06-02T12:00:00.000Z',
+    })
+  })
+
+  test('takes the token lifetime from the tokenTtlMs option', async () => {
+    const clock = manualClock('2025-06-01T12:00:00Z')
+    const app = createApp({ store: openMemoryStore(), now: clock.now, tokenTtlMs: 30 * 60_000 })
+    const post = (path: string, body: unknown) =>
+      app.handle(
+        new Request(`http://localhost${path}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        }),
+      )
+    await post('/api/v1/user/signup', CARLOS)
+    const login = await post(LOGIN, { email: CARLOS.email, password: CARLOS.password })
+    const session = (await login.json()) as { token: string; expires_at: string }
+    expect(session.expires_at).toBe('2025-06-01T12:30:00.000Z')
+    const me = () => app.handle(new Request('http://localhost/api/v1/user/me', { headers: bearer(session.token) }))
+    clock.advance(30 * 60_000 - 1)
+    expect((await me()).status).toBe(200)
+    clock.advance(1)
+    expect((await me()).status).toBe(401)
+  })
+
+  test('gives an unknown email and a wrong password the same 401', async () => {
+    const { call } = testApp()
+    await call('/api/v1/user/signup', { method: 'POST', body: CARLOS })
+    const wrongPassword = await logIn(call, CARLOS.email, 'not-the-password')
+    const unknownEmail = await logIn(call, 'nobody@rock-legends.com', CARLOS.password)
+    for (const answer of [wrongPassword, unknownEmail]) {
+      expect(answer.status).toBe(401)
+      expect(answer.headers.get('content-type')).toBe('application/problem+json')
+      expect(answer.headers.get('www-authenticate')).toBe('Bearer realm="rock-legends"')
+    }
+    expect(unknownEmail.text).toBe(wrongPassword.text)
+    expect(wrongPassword.json).toMatchObject({ type: '/problems/unauthorized', status: 401 })
+  })
+
+  test('verifies with argon2 on both failure paths: the unknown email against a dummy hash of the same cost', async () => {
+    const verified: string[] = []
+    const hashes: string[] = []
+    const watched: PasswordHasher = {
+      hash: async (password) => {
+        const hashed = await argon2id.hash(password)
+        hashes.push(hashed)
+        return hashed
+      },
+      verify: (hashed, password) => {
+        verified.push(hashed)
+        return argon2id.verify(hashed, password)
+      },
+    }
+    const store = openMemoryStore()
+    const accounts = new Accounts(store, { now: () => new Date(), tokenTtlMs: DAY, passwords: watched })
+    await accounts.signUp(CARLOS, 'test')
+    const failure = (email: string) =>
+      accounts.logIn({ email, password: 'not-the-password' }, 'test').then(
+        () => undefined,
+        (error: unknown) => error,
+      )
+    const wrongPassword = await failure(CARLOS.email)
+    const unknownEmail = await failure('nobody@rock-legends.com')
+    const again = await failure('somebody@rock-legends.com')
+    for (const error of [wrongPassword, unknownEmail, again]) expect(error).toBeInstanceOf(Problem)
+    expect(await (unknownEmail as Problem).toResponse().text()).toBe(
+      await (wrongPassword as Problem).toResponse().text(),
+    )
+    // One verify per login; the real user's hash, then the dummy twice (made once, on the first login).
+    const userHash = store.users.findByEmail(CARLOS.email)?.passwordHash
+    const [dummy] = hashes.filter((hashed) => hashed !== userHash)
+    expect(hashes).toHaveLength(2)
+    expect(verified).toEqual([userHash as string, dummy as string, dummy as string])
+    // Same algorithm and parameters, so the same work: only the salt and digest differ.
+    const parameters = (hashed: string) => hashed.split('$').slice(0, 4).join('$')
+    expect(parameters(dummy as string)).toBe(parameters(userHash as string))
+    expect(parameters(userHash as string)).toBe('$argon2id$v=19$m=19456,t=2,p=1')
+  })
+
+  test.each([
+    ['a bad email', { email: 'not-an-email', password: 'whatever1' }, '/email'],
+    ['a missing password', { email: CARLOS.email }, '/password'],
+    ['an empty password', { email: CARLOS.email, password: '' }, '/password'],
+    ['a password over 1,024 characters', { email: CARLOS.email, password: 'p'.repeat(1025) }, '/password'],
+    ['an unknown property', { email: CARLOS.email, password: 'whatever1', remember: true }, '/remember'],
+  ])('rejects %s with 400', async (_, body, pointer) => {
+    const { call } = testApp()
+    const { status, json } = await call(LOGIN, { method: 'POST', body })
+    expect(status).toBe(400)
+    expect(json.errors).toContainEqual({ pointer, detail: expect.any(String) })
+  })
+
+  test('expires tokens after their lifetime (injected clock)', async () => {
+    const clock = manualClock()
+    const { call } = testApp(undefined, { now: clock.now })
+    const { token } = await signedIn(call)
+    clock.advance(DAY - 1000)
+    expect((await call('/api/v1/user/me', { headers: bearer(token) })).status).toBe(200)
+    clock.advance(1000)
+    const expired = await call('/api/v1/user/me', { headers: bearer(token) })
+    expect(expired.status).toBe(401)
+    expect(expired.json.type).toBe('/problems/unauthorized')
+  })
+
+  test('each login issues a new token; the old one keeps working', async () => {
+    const { call } = testApp()
+    const first = await signedIn(call)
+    const second = await logIn(call, CARLOS.email, CARLOS.password)
+    expect(second.json.token).not.toBe(first.token)
+    for (const token of [first.token, second.json.token])
+      expect((await call('/api/v1/user/me', { headers: bearer(token) })).status).toBe(200)
+  })
+})
+
+describe('GET /api/v1/user/me and POST /api/v1/user/logout', () => {
+  test('me is the caller, without the password hash', async () => {
+    const { call } = testApp()
+    const { token } = await signedIn(call)
+    const { status, json } = await call('/api/v1/user/me', { headers: bearer(token) })
+    expect(status).toBe(200)
+    expect(json).toEqual({ id: 1, name: 'Carlos', email: 'carlos@rock-legends.com' })
+  })
+
+  test('logout revokes the presented token, and only that one', async () => {
+    const { call } = testApp()
+    const { token } = await signedIn(call)
+    const other = (await logIn(call, CARLOS.email, CARLOS.password)).json.token
+    const out = await call('/api/v1/user/logout', { method: 'POST', headers: bearer(token) })
+    expect(out.status).toBe(204)
+    expect(out.text).toBe('')
+    expect((await call('/api/v1/user/me', { headers: bearer(token) })).status).toBe(401)
+    expect((await call('/api/v1/user/logout', { method: 'POST', headers: bearer(token) })).status).toBe(401)
+    expect((await call('/api/v1/user/me', { headers: bearer(other) })).status).toBe(200)
+  })
+
+  test.each([
+    ['no credentials', {}],
+    ['an unknown token', bearer('rl_tok_00000000000000000000000000000000')],
+    ['a malformed header', { authorization: 'Basic Y2FybG9zOnJvY2s=' }],
+  ])('me and logout answer 401 to %s', async (_, headers) => {
+    const { call } = testApp()
+    for (const [method, path] of [
+      ['GET', '/api/v1/user/me'],
+      ['POST', '/api/v1/user/logout'],
+    ] as const) {
+      const { status, headers: answer } = await call(path, { method, headers })
+      expect(status).toBe(401)
+      expect(answer.get('www-authenticate')).toBe('Bearer realm="rock-legends"')
+    }
+  })
+})
+
+describe('login rate limits', () => {
+  const perEmail = ACCOUNT_LIMITS.loginFailuresPerEmail
+  const perClient = ACCOUNT_LIMITS.loginFailuresPerClient
+
+  test('repeated failures for one email → 429 with Retry-After, even with the right password; lifted after the window', async () => {
+    const clock = manualClock()
+    const { call } = testApp(undefined, { now: clock.now })
+    await call('/api/v1/user/signup', { method: 'POST', body: CARLOS })
+    for (let i = 0; i < perEmail.limit; i++) expect((await logIn(call, CARLOS.email, `wrong-${i}-pw`)).status).toBe(401)
+    const refused = await logIn(call, CARLOS.email, CARLOS.password)
+    expect(refused.status).toBe(429)
+    expect(refused.headers.get('content-type')).toBe('application/problem+json')
+    expect(refused.json).toMatchObject({ type: '/problems/too-many-requests', status: 429 })
+    expect(refused.headers.get('retry-after')).toBe(String(perEmail.windowMs / 1000))
+    // The email's case does not open a second allowance.
+    expect((await logIn(call, CARLOS.email.toUpperCase(), CARLOS.password)).status).toBe(429)
+    clock.advance(perEmail.windowMs - 1000)
+    expect((await logIn(call, CARLOS.email, CARLOS.password)).headers.get('retry-after')).toBe('1')
+    clock.advance(1000)
+    expect((await logIn(call, CARLOS.email, CARLOS.password)).status).toBe(200)
+  })
+
+  test('unknown emails are limited like known ones (429 says nothing about registration)', async () => {
+    const { call } = testApp()
+    for (let i = 0; i < perEmail.limit; i++) await logIn(call, 'nobody@rock-legends.com', 'wrong-password')
+    expect((await logIn(call, 'nobody@rock-legends.com', 'wrong-password')).status).toBe(429)
+  })
+
+  test('a successful login clears the failures of its email', async () => {
+    const { call } = testApp()
+    await call('/api/v1/user/signup', { method: 'POST', body: CARLOS })
+    for (let i = 0; i < perEmail.limit - 1; i++) await logIn(call, CARLOS.email, 'wrong-password')
+    expect((await logIn(call, CARLOS.email, CARLOS.password)).status).toBe(200)
+    for (let i = 0; i < perEmail.limit; i++)
+      expect((await logIn(call, CARLOS.email, 'wrong-password')).status).toBe(401)
+  })
+
+  test('repeated failures from one client address over many emails → 429; lifted after the window', async () => {
+    const clock = manualClock()
+    const { call } = testApp(undefined, { now: clock.now })
+    await call('/api/v1/user/signup', { method: 'POST', body: CARLOS })
+    for (let i = 0; i < perClient.limit; i++)
+      expect((await logIn(call, `guess${i}@rock-legends.com`, 'wrong-password')).status).toBe(401)
+    const refused = await logIn(call, CARLOS.email, CARLOS.password)
+    expect(refused.status).toBe(429)
+    expect(refused.json.detail).toContain('address')
+    expect(Number(refused.headers.get('retry-after'))).toBe(perClient.windowMs / 1000)
+    clock.advance(perClient.windowMs)
+    expect((await logIn(call, CARLOS.email, CARLOS.password)).status).toBe(200)
+  })
+
+  test('parallel guesses cannot slip past the limit', async () => {
+    const { call } = testApp()
+    await call('/api/v1/user/signup', { method: 'POST', body: CARLOS })
+    const answers = await Promise.all(
+      Array.from({ length: perEmail.limit * 2 }, () => logIn(call, CARLOS.email, 'wrong-password')),
+    )
+    const statuses = answers.map((answer) => answer.status)
+    expect(statuses.filter((status) => status === 401)).toHaveLength(perEmail.limit)
+    expect(statuses.filter((status) => status === 429)).toHaveLength(perEmail.limit)
+  })
+})
