@@ -1,71 +1,33 @@
-import { TypeCompiler } from '@sinclair/typebox/compiler'
-import { t } from 'elysia'
 import legends from '../../data/legends.json' with { type: 'json' }
+import { coverPath } from '../covers/cover-path.ts'
 import type { CatalogueEntry, Store } from '../store/store.ts'
+import { parseCatalogue } from './catalogue-file.ts'
+import { SeedError } from './seed-error.ts'
 
-const year = t.Integer({ minimum: 1900, maximum: 2100 })
-const nullableText = (maxLength: number) => t.Union([t.String({ maxLength }), t.Null()])
+export { CatalogueFile, parseCatalogue } from './catalogue-file.ts'
+export { SeedError } from './seed-error.ts'
 
-/** The format of a catalogue file (`data/legends.json`, or the file given to `--seed=FILE`). */
-export const CatalogueFile = t.Object(
-  {
-    artists: t.Array(
-      t.Object(
-        {
-          name: t.String({ minLength: 1, maxLength: 200 }),
-          description: t.Optional(nullableText(10_000)),
-          band: t.Optional(nullableText(200)),
-          image: t.Optional(nullableText(2048)),
-          albums: t.Array(
-            t.Object(
-              {
-                name: t.String({ minLength: 1, maxLength: 200 }),
-                year: t.Optional(t.Union([year, t.Null()])),
-                image: t.Optional(nullableText(2048)),
-              },
-              { additionalProperties: false },
-            ),
-          ),
-        },
-        { additionalProperties: false },
-      ),
-    ),
-  },
-  { additionalProperties: false },
-)
+/** What the embedded catalogue is called in messages. */
+const BUILT_IN = 'the built-in catalogue'
 
-/** Raised when a catalogue file cannot be read or does not match {@link CatalogueFile}. */
-export class SeedError extends Error {
-  override name = 'SeedError'
-}
+/** The curated catalogue (`data/legends.json`, embedded in the executable by the import above), as store entries. */
+export const builtInCatalogue = (): CatalogueEntry[] => parseCatalogue(legends, BUILT_IN)
 
-const check = TypeCompiler.Compile(CatalogueFile)
-
-/** Validates a parsed catalogue file and normalises it into store entries; `source` names it in errors. */
-export function parseCatalogue(value: unknown, source: string): CatalogueEntry[] {
-  const errors = [...check.Errors(value)].slice(0, 5)
-  if (errors.length > 0)
-    throw new SeedError(
-      `${source} is not a valid catalogue: ${errors.map((e) => `${e.path || '/'}: ${e.message}`).join('; ')}`,
-    )
-  return (value as typeof CatalogueFile.static).artists.map((artist) => ({
-    name: artist.name,
-    description: artist.description ?? null,
-    band: artist.band ?? null,
-    image: artist.image ?? null,
-    albums: artist.albums.map((album) => ({ name: album.name, year: album.year ?? null, image: album.image ?? null })),
-  }))
-}
-
-async function readCatalogue(source: true | string): Promise<CatalogueEntry[]> {
-  if (source === true) return parseCatalogue(legends, 'the built-in catalogue')
+/** Reads and validates a catalogue file; any failure is a {@link SeedError} naming the file. */
+export async function readCatalogueFile(path: string): Promise<CatalogueEntry[]> {
+  let text: string
+  try {
+    text = await Bun.file(path).text()
+  } catch (error) {
+    throw new SeedError(`cannot read catalogue ${path}: ${(error as Error).message}`)
+  }
   let value: unknown
   try {
-    value = JSON.parse(await Bun.file(source).text())
+    value = JSON.parse(text)
   } catch (error) {
-    throw new SeedError(`cannot read catalogue ${source}: ${(error as Error).message}`)
+    throw new SeedError(`${path} is not valid JSON: ${(error as Error).message}`)
   }
-  return parseCatalogue(value, source)
+  return parseCatalogue(value, path)
 }
 
 /** What seeding did. */
@@ -73,10 +35,12 @@ export type SeedOutcome = { seeded: true; artists: number; albums: number } | { 
 
 /**
  * Loads the built-in catalogue (`true`) or a catalogue file into an empty store in one durable write. A store that
- * already holds data is left alone, so `--seed` is safe on every start.
+ * already holds data is left alone, so `--seed` is safe on every start; the file is still validated, so a broken one
+ * is reported at once rather than on the day the store is empty. Records without an `image` get their generated
+ * cover.
  */
 export async function seedStore(store: Store, source: true | string): Promise<SeedOutcome> {
-  const catalogue = await readCatalogue(source)
+  const catalogue = source === true ? builtInCatalogue() : await readCatalogueFile(source)
   if (!store.isEmpty()) return { seeded: false, reason: 'the store already holds data' }
-  return { seeded: true, ...(await store.load(catalogue)) }
+  return { seeded: true, ...(await store.load(catalogue, { cover: coverPath })) }
 }

@@ -7,6 +7,7 @@ import {
   type CatalogueEntry,
   type Credential,
   DuplicateEmailError,
+  type LoadOptions,
   type New,
   type Page,
   type Store,
@@ -202,13 +203,20 @@ export class DocumentStore implements Store {
     return this.doc.artists.length === 0 && this.doc.albums.length === 0 && this.doc.users.length === 0
   }
 
-  async load(catalogue: readonly CatalogueEntry[]): Promise<{ artists: number; albums: number }> {
+  async load(
+    catalogue: readonly CatalogueEntry[],
+    { cover }: LoadOptions = {},
+  ): Promise<{ artists: number; albums: number }> {
+    const imageOf = (image: string | null | undefined, kind: 'artist' | 'album', id: number) =>
+      image !== undefined ? image : cover ? cover(kind, id) : null
     let albums = 0
     for (const entry of catalogue) {
-      const artist = artistRecord(this.nextId('artists'), entry)
+      const artistId = this.nextId('artists')
+      const artist = artistRecord(artistId, { ...entry, image: imageOf(entry.image, 'artist', artistId) })
       this.doc.artists.push(artist)
       for (const fields of entry.albums) {
-        const album = albumRecord(this.nextId('albums'), { ...fields, artistId: artist.id })
+        const id = this.nextId('albums')
+        const album = albumRecord(id, { ...fields, artistId, image: imageOf(fields.image, 'album', id) })
         this.doc.albums.push(album)
         push(this.albumsByArtist, artist.id, album)
         albums += 1

@@ -59,9 +59,24 @@ export interface Slice<T> {
   total: number
 }
 
-/** An artist with its albums, as a catalogue to load in one write (the seed). */
-export interface CatalogueEntry extends New<Artist> {
-  albums: New<Omit<Album, 'artistId'>>[]
+/** An album of a {@link CatalogueEntry}; an absent `image` may be filled in by `load` (see {@link LoadOptions}). */
+export interface CatalogueAlbum extends Omit<New<Album>, 'artistId' | 'image'> {
+  image?: string | null
+}
+
+/** An artist with its albums, as a catalogue to load in one write (the seed); `image` as for albums. */
+export interface CatalogueEntry extends Omit<New<Artist>, 'image'> {
+  image?: string | null
+  albums: CatalogueAlbum[]
+}
+
+/** How `load` fills in what a catalogue leaves out. */
+export interface LoadOptions {
+  /**
+   * The image of a record whose entry has no `image` at all (an explicit null stays null), from its kind and the id
+   * just assigned to it: ids exist only once the store assigns them, inside the same write.
+   */
+  cover?: (kind: 'artist' | 'album', id: number) => string
 }
 
 /** Raised when a write cannot be made durable; the change it carried was rolled back. */
@@ -111,7 +126,7 @@ export interface Store {
   /** True when the store holds no artist, album or user. */
   isEmpty(): boolean
   /** Adds a whole catalogue in one durable write; returns how many artists and albums were added. */
-  load(catalogue: readonly CatalogueEntry[]): Promise<{ artists: number; albums: number }>
+  load(catalogue: readonly CatalogueEntry[], options?: LoadOptions): Promise<{ artists: number; albums: number }>
   /** Waits for writes in flight, then releases the data file. */
   close(): Promise<void>
 }

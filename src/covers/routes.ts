@@ -1,0 +1,74 @@
+import { Elysia, t } from 'elysia'
+import { notFound } from '../http/problem.ts'
+import type { Store } from '../store/store.ts'
+import { albumCover, artistCover } from './cover.ts'
+
+// Covers are drawn from the record as it is now, and a record can be replaced at any time: browsers may reuse a
+// picture for a minute, then revalidate it cheaply with the ETag.
+const CACHE_CONTROL = 'public, max-age=60'
+// An SVG opened on its own is a document; nothing in a cover needs scripts, styles from elsewhere or any fetch.
+const CSP = "default-src 'none'"
+
+/** The id in a cover's file name (`12.svg`), or `undefined` when the name is not one this server hands out. */
+export function coverId(file: string): number | undefined {
+  const match = /^([1-9][0-9]{0,15})\.svg$/.exec(file)
+  const id = match ? Number(match[1]) : Number.NaN
+  return Number.isSafeInteger(id) ? id : undefined
+}
+
+const etagOf = (svg: string) => `"${Bun.hash(svg).toString(36)}"`
+
+/** True when `If-None-Match` lists `etag` (or `*`); weak validators count, as RFC 9110 asks for GET. */
+function matches(ifNoneMatch: string | null, etag: string): boolean {
+  if (!ifNoneMatch) return false
+  return ifNoneMatch.split(',').some((tag) => {
+    const candidate = tag.trim().replace(/^W\//, '')
+    return candidate === '*' || candidate === etag
+  })
+}
+
+/** The SVG response, or 304 when the client already holds this exact picture. */
+export function svgResponse(svg: string, ifNoneMatch: string | null): Response {
+  const etag = etagOf(svg)
+  const headers = { etag, 'cache-control': CACHE_CONTROL }
+  if (matches(ifNoneMatch, etag)) return new Response(null, { status: 304, headers })
+  return new Response(svg, {
+    headers: {
+      ...headers,
+      'content-type': 'image/svg+xml; charset=utf-8',
+      'content-security-policy': CSP,
+      'x-content-type-options': 'nosniff',
+    },
+  })
+}
+
+const FileParams = t.Object({ file: t.String() })
+
+/**
+ * Generated pictures for artists and albums, so a seeded catalogue shows images offline. Each is drawn from the
+ * current record; hidden from the OpenAPI document because clients follow an `image` URL rather than call these.
+ */
+export const coverRoutes = (store: Pick<Store, 'artists' | 'albums'>) =>
+  new Elysia({ prefix: '/covers' })
+    .get(
+      '/artists/:file',
+      ({ params: { file }, request }) => {
+        const id = coverId(file)
+        const artist = id === undefined ? undefined : store.artists.get(id)
+        if (!artist) throw notFound(`There is no artist picture ${file}: no artist has that id.`)
+        return svgResponse(artistCover(artist), request.headers.get('if-none-match'))
+      },
+      { params: FileParams, detail: { hide: true } },
+    )
+    .get(
+      '/albums/:file',
+      ({ params: { file }, request }) => {
+        const id = coverId(file)
+        const album = id === undefined ? undefined : store.albums.get(id)
+        const artist = album && store.artists.get(album.artistId)
+        if (!album || !artist) throw notFound(`There is no album cover ${file}: no album has that id.`)
+        const svg = albumCover({ title: album.name, artist: artist.name, year: album.year })
+        return svgResponse(svg, request.headers.get('if-none-match'))
+      },
+      { params: FileParams, detail: { hide: true } },
+    )

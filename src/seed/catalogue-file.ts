@@ -1,0 +1,100 @@
+import { type TypeCheck, TypeCompiler } from '@sinclair/typebox/compiler'
+import { type ValueError, ValueErrorType } from '@sinclair/typebox/errors'
+import { type TSchema, t } from 'elysia'
+import { AlbumInput, ArtistInput } from '../catalogue/model.ts'
+import { describe } from '../http/validation.ts'
+import type { CatalogueEntry } from '../store/store.ts'
+import { SeedError } from './seed-error.ts'
+
+/** How many problems a rejected file lists: enough to fix several at once, few enough to read. */
+const MAX_PROBLEMS = 10
+
+/**
+ * The format of a catalogue file (`data/legends.json`, or the file of `--seed=FILE`): `{ "artists": [...] }`, each
+ * artist the API's own create body (so the same rules: non-blank names, years up to `latestYear`, image URLs or
+ * paths) plus its `albums`, each the API's album body. Ids are not part of it: the store assigns them.
+ */
+export const catalogueFileSchema = (latestYear: number) =>
+  t.Object(
+    {
+      artists: t.Array(
+        t.Object(
+          {
+            ...t.Omit(ArtistInput, ['id']).properties,
+            albums: t.Array(t.Omit(AlbumInput(latestYear), ['id'])),
+          },
+          { additionalProperties: false },
+        ),
+      ),
+    },
+    { additionalProperties: false },
+  )
+
+/** The catalogue file format with this year's bound on album years; `typeof CatalogueFile.static` is its type. */
+export const CatalogueFile = catalogueFileSchema(new Date().getUTCFullYear() + 1)
+
+/** A catalogue file as parsed, once valid. */
+export type CatalogueFileData = ReturnType<typeof catalogueFileSchema>['static']
+
+const compiled = new Map<number, TypeCheck<ReturnType<typeof catalogueFileSchema>>>()
+/** The compiled check for `latestYear`, compiled once: a start-up cost worth paying only once per year bound. */
+function checkerFor(latestYear: number) {
+  const check = compiled.get(latestYear) ?? TypeCompiler.Compile(catalogueFileSchema(latestYear))
+  compiled.set(latestYear, check)
+  return check
+}
+
+/** What is wrong at one place, worded like the API's own validation errors. */
+function detail(error: ValueError): string {
+  if (error.type === ValueErrorType.ObjectRequiredProperty) return 'is required'
+  if (error.type === ValueErrorType.ObjectAdditionalProperties) {
+    const known = Object.keys((error.schema as TSchema).properties ?? {}).join(', ')
+    return `is not a known property (known: ${known})`
+  }
+  return `must be ${describe(error.schema as Parameters<typeof describe>[0])}`
+}
+
+/** One `SOURCE: /json/pointer: problem` line per invalid place, at most {@link MAX_PROBLEMS}, and a line if more. */
+function problemLines(errors: Iterable<ValueError>, source: string): string[] {
+  const lines: string[] = []
+  const seen = new Set<string>()
+  for (const error of errors) {
+    // TypeBox reports a missing property twice (required, then wrong type): keep the first, clearer one.
+    if (seen.has(error.path)) continue
+    seen.add(error.path)
+    if (lines.length === MAX_PROBLEMS) return [...lines, `${source}: (more problems not shown)`]
+    lines.push(`${source}: ${error.path || '(root)'}: ${detail(error)}`)
+  }
+  return lines
+}
+
+/** The store entries of a valid file, normalised as the API normalises a create body (trimmed, blank band → null). */
+function toEntries(file: CatalogueFileData): CatalogueEntry[] {
+  return file.artists.map((artist) => ({
+    name: artist.name.trim(),
+    description: artist.description ?? null,
+    band: artist.band?.trim() || null,
+    // Left undefined when absent, so that the store can give the record its generated cover.
+    image: artist.image,
+    albums: artist.albums.map((album) => ({
+      name: album.name.trim(),
+      year: album.year ?? null,
+      image: album.image,
+    })),
+  }))
+}
+
+/**
+ * Validates a parsed catalogue file and turns it into store entries. Throws a {@link SeedError} whose message names
+ * `source` and lists each problem by JSON Pointer. `latestYear` bounds album years, as in the API (next year).
+ */
+export function parseCatalogue(
+  value: unknown,
+  source: string,
+  latestYear = new Date().getUTCFullYear() + 1,
+): CatalogueEntry[] {
+  const check = checkerFor(latestYear)
+  if (check.Check(value)) return toEntries(value)
+  const lines = problemLines(check.Errors(value), source)
+  throw new SeedError(`${source} is not a valid catalogue:\n${lines.join('\n')}`)
+}

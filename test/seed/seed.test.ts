@@ -1,0 +1,142 @@
+import { describe, expect, test } from 'bun:test'
+import { Low, Memory } from 'lowdb'
+import legends from '../../data/legends.json' with { type: 'json' }
+import { parseCatalogue, seedStore } from '../../src/seed/seed.ts'
+import type { Document } from '../../src/store/document.ts'
+import { DocumentStore } from '../../src/store/document-store.ts'
+import { openMemoryStore } from '../../src/store/memory.ts'
+import type { Store } from '../../src/store/store.ts'
+import { removeDir, tempDir } from '../support/binary.ts'
+
+const everything = { limit: Number.MAX_SAFE_INTEGER, offset: 0 }
+
+/** Every artist and album a store holds, in id order. */
+function contents(store: Store) {
+  const artists = store.artists.list(everything).items
+  const albums = artists.flatMap((artist) => store.albums.listByArtist(artist.id, everything)?.items ?? [])
+  return structuredClone({ artists, albums })
+}
+
+/** A store over an in-memory lowdb adapter that counts its writes. */
+function countingStore() {
+  const adapter = new (class extends Memory<Document> {
+    writes = 0
+    override async write(data: Document) {
+      this.writes += 1
+      await super.write(data)
+    }
+  })()
+  return { store: new DocumentStore(new Low<Document>(adapter, null as unknown as Document)), adapter }
+}
+
+describe('seedStore with the built-in catalogue', () => {
+  test('fills an empty store with every artist and album, in one durable write', async () => {
+    const { store, adapter } = countingStore()
+    expect(await seedStore(store, true)).toEqual({ seeded: true, artists: 29, albums: 260 })
+    expect(adapter.writes).toBe(1)
+    expect(store.artists.list(everything).total).toBe(29)
+  })
+
+  test('assigns the same ids on every run: artists, then albums, in file order from 1', async () => {
+    const first = openMemoryStore()
+    const second = openMemoryStore()
+    await seedStore(first, true)
+    await seedStore(second, true)
+    const { artists, albums } = contents(first)
+    expect(contents(second)).toEqual({ artists, albums })
+    expect(artists.map((artist) => [artist.id, artist.name])).toEqual(
+      legends.artists.map((artist, i) => [i + 1, artist.name]),
+    )
+    expect(albums.map((album) => album.id)).toEqual(albums.map((_, i) => i + 1))
+    expect(albums.map((album) => album.name)).toEqual(legends.artists.flatMap((a) => a.albums.map((b) => b.name)))
+  })
+
+  test('seeding twice gives the same state: a store with data is left alone, and says why', async () => {
+    const { store, adapter } = countingStore()
+    await seedStore(store, true)
+    const once = contents(store)
+    expect(await seedStore(store, true)).toEqual({ seeded: false, reason: 'the store already holds data' })
+    expect(contents(store)).toEqual(once)
+    expect(adapter.writes).toBe(1)
+  })
+
+  test('leaves alone a store that holds anything, even a single artist', async () => {
+    const store = openMemoryStore()
+    await store.artists.insert({ name: 'Mine', description: null, image: null, band: null })
+    expect((await seedStore(store, true)).seeded).toBe(false)
+    expect(store.artists.list(everything).total).toBe(1)
+  })
+
+  test('points every image at the generated cover of its own record', async () => {
+    const store = openMemoryStore()
+    await seedStore(store, true)
+    const { artists, albums } = contents(store)
+    for (const artist of artists) expect(artist.image).toBe(`/covers/artists/${artist.id}.svg`)
+    for (const album of albums) expect(album.image).toBe(`/covers/albums/${album.id}.svg`)
+  })
+})
+
+describe('seedStore with a catalogue file', () => {
+  const fixture = {
+    artists: [
+      {
+        name: '  Nebbia  ',
+        band: ' ',
+        image: 'https://example.com/nebbia.jpg',
+        albums: [
+          { name: 'Huinca', year: 1972 },
+          { name: 'Sin año', image: null },
+          { name: 'Local', image: '/x.png' },
+        ],
+      },
+      { name: 'Sin discos', description: 'Nothing yet.', image: null, albums: [] },
+    ],
+  }
+
+  test('loads it from any path, keeping the images it gives and covering the records it leaves without', async () => {
+    const dir = tempDir()
+    try {
+      const file = `${dir}/fixture.json`
+      await Bun.write(file, JSON.stringify(fixture))
+      const store = openMemoryStore()
+      expect(await seedStore(store, file)).toEqual({ seeded: true, artists: 2, albums: 3 })
+      expect(contents(store)).toEqual({
+        artists: [
+          { id: 1, name: 'Nebbia', description: null, image: 'https://example.com/nebbia.jpg', band: null },
+          { id: 2, name: 'Sin discos', description: 'Nothing yet.', image: null, band: null },
+        ],
+        albums: [
+          { id: 1, artistId: 1, name: 'Huinca', year: 1972, image: '/covers/albums/1.svg' },
+          { id: 2, artistId: 1, name: 'Sin año', year: null, image: null },
+          { id: 3, artistId: 1, name: 'Local', year: null, image: '/x.png' },
+        ],
+      })
+    } finally {
+      removeDir(dir)
+    }
+  })
+
+  test('a bad file is refused even when the store would not be seeded, so the mistake shows at once', async () => {
+    const store = openMemoryStore()
+    await seedStore(store, true)
+    const dir = tempDir()
+    try {
+      await Bun.write(`${dir}/bad.json`, '{"artists": [{}]}')
+      await expect(seedStore(store, `${dir}/bad.json`)).rejects.toThrow(`${dir}/bad.json: /artists/0/name: is required`)
+    } finally {
+      removeDir(dir)
+    }
+  })
+
+  test('parseCatalogue normalises like the API: trimmed names, blank bands become null', () => {
+    expect(parseCatalogue({ artists: [{ name: ' A ', band: '  B ', albums: [{ name: ' C ' }] }] }, 'x')).toEqual([
+      {
+        name: 'A',
+        description: null,
+        band: 'B',
+        image: undefined,
+        albums: [{ name: 'C', year: null, image: undefined }],
+      },
+    ])
+  })
+})
