@@ -1,11 +1,16 @@
 import { Elysia, t } from 'elysia'
+import { accountRoutes } from './accounts/routes.ts'
+import { Accounts } from './accounts/service.ts'
 import { authGuard, serviceKeys } from './auth/guard.ts'
+import { userCredentials } from './auth/user-credentials.ts'
 import { albumRoutes } from './catalogue/albums.ts'
 import { artistRoutes } from './catalogue/artists.ts'
 import { Catalogue } from './catalogue/service.ts'
+import { coverRoutes } from './covers/routes.ts'
 import { openapiDocument } from './docs/openapi.ts'
 import { allowedMethods } from './http/allowed-methods.ts'
 import { parseJsonBody } from './http/body.ts'
+import { cors } from './http/cors.ts'
 import { type ErrorReporter, problemResponder } from './http/error-handler.ts'
 import { notFound } from './http/problem.ts'
 import { type ProblemKind, problemTypes } from './http/problem-types.ts'
@@ -20,23 +25,37 @@ export interface AppOptions {
   report?: ErrorReporter
   /** The clock; tests inject their own. */
   now?: () => Date
+  /** Lifetime of bearer tokens from login, in milliseconds (`--token-ttl`); 24 hours by default. */
+  tokenTtlMs?: number
+  /** Origins allowed by CORS (`--cors`); none by default. */
+  cors?: readonly string[]
 }
 
 const defaultReport: ErrorReporter = (message, error) => console.error(message, error)
+const DAY_MS = 86_400_000
 
 /**
  * Builds the whole HTTP API over a store, without listening: `app.handle(request)` answers in-process, and
  * `startServer` puts it on a port. Every route is registered in the list below.
  */
-export function createApp({ store, apiKeys = [], report = defaultReport, now = () => new Date() }: AppOptions) {
+export function createApp({
+  store,
+  apiKeys = [],
+  report = defaultReport,
+  now = () => new Date(),
+  tokenTtlMs = DAY_MS,
+  cors: corsOrigins = [],
+}: AppOptions) {
   const catalogue = new Catalogue(store)
-  const guard = authGuard([serviceKeys(apiKeys)])
+  const accounts = new Accounts(store, { now, tokenTtlMs })
+  const guard = authGuard([serviceKeys(apiKeys), userCredentials(store, now)])
   const latestYear = now().getUTCFullYear() + 1
   const app = new Elysia({ normalize: false })
   const allowed = allowedMethods(() => app.routes)
   return app
     .onParse({ as: 'global' }, parseJsonBody)
     .onError({ as: 'global' }, problemResponder(allowed, report))
+    .use(cors(corsOrigins))
     .use(openapiDocument())
     .get('/healthz', () => ({ status: 'ok' as const }), { detail: { hide: true } })
     .get(
@@ -52,6 +71,8 @@ export function createApp({ store, apiKeys = [], report = defaultReport, now = (
     )
     .use(artistRoutes(catalogue, guard))
     .use(albumRoutes(catalogue, guard, latestYear))
+    .use(accountRoutes(accounts, guard))
+    .use(coverRoutes(store))
 }
 
 /** The app type, for typed clients. */

@@ -15,8 +15,12 @@ export interface ServerOptions {
   /** `true` for the built-in catalogue, or a catalogue file; only an empty store is seeded. */
   seed?: boolean | string
   apiKeys?: readonly string[]
+  /** Lifetime of bearer tokens in milliseconds (`--token-ttl`, which main passes as parsed); 24 hours by default. */
+  tokenTtlMs?: number
   /** `off` (the default here), `pretty` or `json`. */
   log?: LogMode
+  /** Origins allowed by CORS; none by default. */
+  cors?: readonly string[]
 }
 
 /** A running server. */
@@ -40,7 +44,16 @@ const urlHost = (host: string) => (host.includes(':') ? `[${host}]` : host)
  * await server.stop()
  */
 export async function startServer(options: ServerOptions = {}): Promise<RunningServer> {
-  const { port = 0, host = '127.0.0.1', data = ':memory:', seed = false, apiKeys = [], log: mode = 'off' } = options
+  const {
+    port = 0,
+    host = '127.0.0.1',
+    data = ':memory:',
+    seed = false,
+    apiKeys = [],
+    tokenTtlMs,
+    log: mode = 'off',
+    cors,
+  } = options
   const log = createLogger(mode)
   const store = await openStore(data)
   try {
@@ -53,7 +66,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     await store.close()
     throw error
   }
-  const app = createApp({ store, apiKeys, report: log.error })
+  const app = createApp({ store, apiKeys, tokenTtlMs, cors, report: log.error })
   // The body limit is enforced with a problem response by the JSON parser; this is the transport's backstop.
   app.listen({ port, hostname: host, maxRequestBodySize: MAX_BODY_BYTES * 4 })
   const server = app.server

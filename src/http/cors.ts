@@ -1,0 +1,35 @@
+import { Elysia } from 'elysia'
+
+const ALLOWED_HEADERS = 'Authorization, Content-Type, X-API-Key'
+const EXPOSED_HEADERS = 'Location, WWW-Authenticate, Retry-After, Deprecation, Allow'
+
+/**
+ * CORS for the origins given to `--cors` (`*` allows any). With no origins the plugin adds nothing at all, so a
+ * browser on another site cannot read the API unless the operator asked for it.
+ *
+ * @example
+ * app.use(cors(['https://demo.example']))
+ */
+export function cors(origins: readonly string[]) {
+  const plugin = new Elysia({ name: 'cors', seed: origins })
+  if (origins.length === 0) return plugin
+  const any = origins.includes('*')
+  const allowed = new Set(origins)
+  return plugin.onRequest(({ request, set }) => {
+    const origin = request.headers.get('origin')
+    if (!origin || !(any || allowed.has(origin))) return
+    set.headers['access-control-allow-origin'] = any ? '*' : origin
+    set.headers.vary = 'Origin'
+    set.headers['access-control-expose-headers'] = EXPOSED_HEADERS
+    if (request.method !== 'OPTIONS' || !request.headers.has('access-control-request-method')) return
+    return new Response(null, {
+      status: 204,
+      headers: {
+        ...(set.headers as Record<string, string>),
+        'access-control-allow-methods': 'GET, HEAD, POST, PUT, DELETE',
+        'access-control-allow-headers': ALLOWED_HEADERS,
+        'access-control-max-age': '600',
+      },
+    })
+  })
+}

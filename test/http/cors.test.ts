@@ -1,0 +1,44 @@
+import { describe, expect, test } from 'bun:test'
+import { createApp } from '../../src/app.ts'
+import { openMemoryStore } from '../../src/store/memory.ts'
+
+const appWith = (cors: string[]) => createApp({ store: openMemoryStore(), cors, report: () => {} })
+const get = (origin: string) => new Request('http://localhost/api/v1/artists', { headers: { origin } })
+const preflight = (origin: string) =>
+  new Request('http://localhost/api/v1/artists', {
+    method: 'OPTIONS',
+    headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'x-api-key' },
+  })
+
+describe('CORS', () => {
+  test('is closed unless configured', async () => {
+    const response = await appWith([]).handle(get('https://elsewhere.example'))
+    expect(response.status).toBe(200)
+    expect(response.headers.get('access-control-allow-origin')).toBeNull()
+  })
+
+  test('allows a listed origin, on answers and on problems', async () => {
+    const app = appWith(['https://demo.example'])
+    const ok = await app.handle(get('https://demo.example'))
+    expect(ok.headers.get('access-control-allow-origin')).toBe('https://demo.example')
+    expect(ok.headers.get('vary')).toBe('Origin')
+    const missing = await app.handle(
+      new Request('http://localhost/api/v1/artists/9', { headers: { origin: 'https://demo.example' } }),
+    )
+    expect(missing.status).toBe(404)
+    expect(missing.headers.get('access-control-allow-origin')).toBe('https://demo.example')
+  })
+
+  test('ignores an origin that is not listed', async () => {
+    const response = await appWith(['https://demo.example']).handle(get('https://evil.example'))
+    expect(response.headers.get('access-control-allow-origin')).toBeNull()
+  })
+
+  test('answers a preflight with the methods and headers a write needs', async () => {
+    const response = await appWith(['*']).handle(preflight('https://any.example'))
+    expect(response.status).toBe(204)
+    expect(response.headers.get('access-control-allow-origin')).toBe('*')
+    expect(response.headers.get('access-control-allow-methods')).toContain('POST')
+    expect(response.headers.get('access-control-allow-headers')).toContain('X-API-Key')
+  })
+})
