@@ -57,7 +57,10 @@ export function createApp({
     .onError({ as: 'global' }, problemResponder(allowed, report))
     .use(cors(corsOrigins))
     .use(openapiDocument())
-    .get('/healthz', () => ({ status: 'ok' as const }), { detail: { hide: true } })
+    .get('/healthz', () => ({ status: 'ok' as const }), {
+      response: t.Object({ status: t.Literal('ok') }),
+      detail: { hide: true },
+    })
     .get(
       '/problems/:kind',
       ({ params: { kind } }) => {

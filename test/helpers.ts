@@ -33,6 +33,7 @@ export function testApp(store: Store = openMemoryStore(), options: { now?: () =>
     } catch {
       json = undefined
     }
+    // biome-ignore lint/suspicious/noExplicitAny: tests read whatever JSON a response holds, field by field
     return { status: response.status, headers: response.headers, text, json: json as any }
   }
   return { app, store, call, errors }

@@ -104,7 +104,7 @@ export const NewApiKey = t.Object({
 
 /** `id` in `/api/v1/user/api-keys/{id}`. */
 export const ApiKeyIdParams = t.Object({
-  id: IntegerParam({ name: 'id', minimum: 1, description: 'The id of the personal API key.' }),
+  id: IntegerParam({ minimum: 1, description: 'The id of the personal API key.' }),
 })
 
 /**

@@ -116,7 +116,8 @@ export const accountRoutes = (accounts: Accounts, guard: ReturnType<typeof authG
     })
     .get(
       '/api-keys/:id',
-      ({ caller, params: { id } }) => {
+      ({ caller, params }) => {
+        const id = Number(params.id)
         const key = accounts.getKey(caller.userId, id)
         if (!key) throw unknownKey(id)
         return key
@@ -135,7 +136,8 @@ export const accountRoutes = (accounts: Accounts, guard: ReturnType<typeof authG
     )
     .delete(
       '/api-keys/:id',
-      async ({ caller, params: { id } }) => {
+      async ({ caller, params }) => {
+        const id = Number(params.id)
         if (!(await accounts.revokeKey(caller.userId, id))) throw unknownKey(id)
         return noContent()
       },

@@ -1,6 +1,7 @@
 import { Elysia, t } from 'elysia'
 import type { authGuard } from '../auth/guard.ts'
 import { IntegerParam } from '../http/integer-param.ts'
+import { jsonResponse, recordJson } from '../http/json.ts'
 import { PageQuery, Paginated, pageOf, paginate } from '../http/pagination.ts'
 import { problemResponses } from '../http/responses.ts'
 import { Album, AlbumInput, ArtistIdParams } from './model.ts'
@@ -15,7 +16,8 @@ export const albumRoutes = (catalogue: Catalogue, guard: ReturnType<typeof authG
     .use(guard)
     .get(
       '',
-      ({ params: { artistId }, query }) => {
+      ({ params, query }) => {
+        const artistId = Number(params.artistId)
         const page = pageOf(query)
         const slice = catalogue.listAlbums(artistId, page)
         if (!slice) throw unknownArtist(artistId)
@@ -30,15 +32,16 @@ export const albumRoutes = (catalogue: Catalogue, guard: ReturnType<typeof authG
     )
     .get(
       '/:albumId',
-      ({ params: { artistId, albumId } }) => {
+      ({ params }) => {
+        const [artistId, albumId] = [Number(params.artistId), Number(params.albumId)]
         const album = catalogue.getAlbum(artistId, albumId)
         if (!album) throw unknownAlbum(artistId, albumId)
-        return album
+        return jsonResponse(recordJson(album))
       },
       {
         params: t.Object({
           artistId: ArtistIdParams.properties.artistId,
-          albumId: IntegerParam({ name: 'albumId', minimum: 1, description: 'The id of the album.' }),
+          albumId: IntegerParam({ minimum: 1, description: 'The id of the album.' }),
         }),
         response: { 200: Album, ...problemResponses(400, 404) },
         detail: { operationId: 'getAlbum', summary: 'Get one album', tags: ['Albums'] },
@@ -46,7 +49,8 @@ export const albumRoutes = (catalogue: Catalogue, guard: ReturnType<typeof authG
     )
     .post(
       '',
-      async ({ params: { artistId }, body, set }) => {
+      async ({ params, body, set }) => {
+        const artistId = Number(params.artistId)
         const album = await catalogue.createAlbum(artistId, body)
         if (!album) throw unknownArtist(artistId)
         set.status = 201

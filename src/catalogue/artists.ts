@@ -1,5 +1,6 @@
 import { Elysia } from 'elysia'
 import type { authGuard } from '../auth/guard.ts'
+import { jsonResponse, recordJson } from '../http/json.ts'
 import { PageQuery, Paginated, pageOf, paginate } from '../http/pagination.ts'
 import { invalid, Problem } from '../http/problem.ts'
 import { problemResponses } from '../http/responses.ts'
@@ -30,10 +31,11 @@ export const artistRoutes = (catalogue: Catalogue, guard: ReturnType<typeof auth
     )
     .get(
       '/:artistId',
-      ({ params: { artistId } }) => {
+      ({ params }) => {
+        const artistId = Number(params.artistId)
         const artist = catalogue.getArtist(artistId)
         if (!artist) throw unknownArtist(artistId)
-        return artist
+        return jsonResponse(recordJson(artist))
       },
       {
         params: ArtistIdParams,
@@ -58,7 +60,8 @@ export const artistRoutes = (catalogue: Catalogue, guard: ReturnType<typeof auth
     )
     .put(
       '/:artistId',
-      async ({ params: { artistId }, body }) => {
+      async ({ params, body }) => {
+        const artistId = Number(params.artistId)
         if (body.id !== undefined && body.id !== artistId)
           throw invalid([
             { pointer: '/id', detail: `must be absent or equal to the artist id in the path (${artistId})` },
@@ -78,6 +81,7 @@ export const artistRoutes = (catalogue: Catalogue, guard: ReturnType<typeof auth
     .delete(
       '/:artistId',
       ({ params: { artistId } }) => {
+        // The id only appears in the message, as the client wrote it.
         throw new Problem(
           'deprecated-operation',
           `Deleting artists is deprecated and nothing was deleted. To correct artist ${artistId}, replace it with PUT ${BASE}/${artistId}.`,

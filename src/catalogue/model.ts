@@ -29,7 +29,7 @@ const nullable = <S extends ReturnType<typeof t.String>>(schema: S, description:
 
 /** `artistId` in paths: a positive int64. */
 export const ArtistIdParams = t.Object({
-  artistId: IntegerParam({ name: 'artistId', minimum: 1, description: 'The id of the artist (a positive int64).' }),
+  artistId: IntegerParam({ minimum: 1, description: 'The id of the artist (a positive int64).' }),
 })
 
 /** An artist as the API returns it. */

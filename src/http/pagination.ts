@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox'
 import { type TSchema, t } from 'elysia'
 import type { Slice } from '../store/store.ts'
 import { IntegerParam } from './integer-param.ts'
+import { jsonResponse, recordJson } from './json.ts'
 
 /** Items per page when the client does not say. */
 export const DEFAULT_LIMIT = 10
@@ -12,16 +13,13 @@ export const MAX_LIMIT = 100
 export const PageQuery = t.Object({
   limit: t.Optional(
     IntegerParam({
-      name: 'limit',
       minimum: 1,
-      cap: MAX_LIMIT,
       description: `How many items to return: at least 1, default ${DEFAULT_LIMIT}; values above ${MAX_LIMIT} are lowered to ${MAX_LIMIT}.`,
     }),
   ),
   // Bounded by what a JSON number holds exactly, so that meta.offset always echoes the request.
   offset: t.Optional(
     IntegerParam({
-      name: 'offset',
       minimum: 0,
       maximum: BigInt(Number.MAX_SAFE_INTEGER),
       description: 'How many items to skip, default 0.',
@@ -43,22 +41,24 @@ export const Paginated = <S extends TSchema>(items: S) =>
     }),
   })
 
-/** The page a query asks for, with defaults filled in. */
-export const pageOf = (query: { limit?: number; offset?: number }) => ({
-  limit: query.limit ?? DEFAULT_LIMIT,
-  offset: query.offset ?? 0,
+/** The page a (validated) query asks for, with defaults filled in and the limit lowered to at most 100. */
+export const pageOf = (query: { limit?: string; offset?: string }) => ({
+  // The pattern has bounded both: a limit's digits may exceed 2^53, but then the cap applies anyway.
+  limit: query.limit === undefined ? DEFAULT_LIMIT : Math.min(Number(query.limit), MAX_LIMIT),
+  offset: query.offset === undefined ? 0 : Number(query.offset),
 })
 
-/** Wraps one page of `path`'s list, linking the next page while there is one. */
-export function paginate<T>(path: string, page: { limit: number; offset: number }, slice: Slice<T>) {
+/**
+ * The answer for one page of `path`'s list: `{ data, meta }`, linking the next page while there is one. The items'
+ * JSON comes from {@link recordJson}, so a page costs a join, not a serialisation of every record.
+ */
+export function paginate(path: string, page: { limit: number; offset: number }, slice: Slice<object>): Response {
   const nextOffset = page.offset + page.limit
-  return {
-    data: slice.items as T[],
-    meta: {
-      limit: page.limit,
-      offset: page.offset,
-      total: slice.total,
-      next: nextOffset < slice.total ? `${path}?limit=${page.limit}&offset=${nextOffset}` : null,
-    },
+  const meta = {
+    limit: page.limit,
+    offset: page.offset,
+    total: slice.total,
+    next: nextOffset < slice.total ? `${path}?limit=${page.limit}&offset=${nextOffset}` : null,
   }
+  return jsonResponse(`{"data":[${slice.items.map(recordJson).join(',')}],"meta":${JSON.stringify(meta)}}`)
 }

@@ -90,7 +90,8 @@ export class DuplicateEmailError extends Error {
 }
 
 /**
- * Reads are synchronous and see every acknowledged write. Writes resolve once the change is durable and reject
+ * Reads are synchronous and see every acknowledged write. Artists and albums returned by the store are never
+ * changed in place (a replacement is a new object), so callers may cache what they derive from one. Writes resolve once the change is durable and reject
  * with {@link StoreUnavailableError} when it could not be made so.
  */
 export interface Store {

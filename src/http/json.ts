@@ -1,0 +1,20 @@
+/** The Content-Type of JSON answers, spelled as Elysia spells it for the answers it serialises itself. */
+const JSON_HEADERS = { 'content-type': 'application/json;charset=utf-8' }
+
+const serialised = new WeakMap<object, string>()
+
+/**
+ * The JSON text of a stored artist or album, serialised once. The store replaces such a record with a new object
+ * when it changes and never edits it in place, so a cached text cannot go stale, and the entry goes with the object.
+ */
+export function recordJson(record: object): string {
+  let text = serialised.get(record)
+  if (text === undefined) {
+    text = JSON.stringify(record)
+    serialised.set(record, text)
+  }
+  return text
+}
+
+/** A 200 answer carrying JSON text that is already serialised: the hot read paths skip serialising per request. */
+export const jsonResponse = (text: string) => new Response(text, { headers: JSON_HEADERS })
