@@ -1,6 +1,8 @@
 import type { Low } from 'lowdb'
 import { type Document, emptyDocument } from './document.ts'
 import { GroupCommit } from './group-commit.ts'
+import type { JournalEntry } from './journal.ts'
+import { type Collection, indexById, type Persistence, type StoredRecord, upsert } from './persistence.ts'
 import {
   type Album,
   type Artist,
@@ -10,24 +12,11 @@ import {
   type LoadOptions,
   type New,
   type Page,
+  type Snapshot,
   type Store,
   StoreUnavailableError,
   type User,
 } from './store.ts'
-
-/** Index of the record with `id` in an array sorted by id, or -1. */
-function indexById(records: readonly { id: number }[], id: number): number {
-  let low = 0
-  let high = records.length - 1
-  while (low <= high) {
-    const middle = (low + high) >>> 1
-    const current = (records[middle] as { id: number }).id
-    if (current === id) return middle
-    if (current < id) low = middle + 1
-    else high = middle - 1
-  }
-  return -1
-}
 
 function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
   const list = map.get(key)
@@ -53,10 +42,21 @@ const albumRecord = (id: number, { artistId, name, year, image }: New<Album>): A
   image,
 })
 
+/** What undoes the changes of the batch being persisted, should persisting fail. */
+interface UndoLog {
+  counters: Document['counters']
+  lengths: Record<Collection, number>
+  /** Records replaced, with the index they had, in the order they were replaced. */
+  replaced: [Collection, number, StoredRecord][]
+  /** The whole previous document, when the batch replaced it (a restore). */
+  document?: Document
+}
+
 /**
  * The {@link Store} over one lowdb document held in memory, with the indexes that keep reads independent of the
- * catalogue's size. Every write changes the document in place and then waits for a group commit through the lowdb
- * adapter; if that commit fails, the document is reloaded from the adapter and the write is refused.
+ * catalogue's size. Changes go through a group commit: applied in memory, then persisted together (a journal
+ * append for a data file) and acknowledged once durable, or undone and refused. Records are never edited in place:
+ * a change puts a new object, so snapshots are cheap and consistent, and derived caches cannot go stale.
  */
 export class DocumentStore implements Store {
   private albumsByArtist = new Map<number, Album[]>()
@@ -64,26 +64,22 @@ export class DocumentStore implements Store {
   private credentialsByHash = new Map<string, Credential>()
   private credentialsByUser = new Map<number, Credential[]>()
   private readonly commits: GroupCommit
-  private touched = false
+  /** The records put since the last persist, by id: the next journal entry. */
+  private changed = new Map<Collection, Map<number, StoredRecord>>()
+  private undo: UndoLog | undefined
+  private replacedAll = false
   private closed = false
 
-  /** Wraps a lowdb instance whose `data` has been read (or is null for a new store). */
+  /** Wraps a lowdb instance whose `data` has been read (null for a new store), persisted by `persistence`. */
   constructor(
     private readonly db: Low<Document>,
-    private readonly release: () => Promise<void> = async () => {},
+    private readonly persistence: Persistence,
   ) {
     db.data ??= emptyDocument()
     this.index()
     this.commits = new GroupCommit(
-      () => db.write(),
-      async () => {
-        // The adapter still holds the last durable state: the failed write never replaced it.
-        const durable = await db.adapter.read()
-        return () => {
-          db.data = durable ?? emptyDocument()
-          this.index()
-        }
-      },
+      () => this.persist(),
+      () => this.rollback(),
     )
   }
 
@@ -100,24 +96,95 @@ export class DocumentStore implements Store {
     for (const credential of this.doc.credentials) this.indexCredential(credential)
   }
 
-  private indexCredential(credential: Credential): void {
+  private indexCredential(credential: Credential, previous?: Credential): void {
     this.credentialsByHash.set(credential.hash, credential)
-    push(this.credentialsByUser, credential.userId, credential)
+    const list = this.credentialsByUser.get(credential.userId)
+    const at = previous && list ? list.indexOf(previous) : -1
+    if (list && at >= 0) list[at] = credential
+    else push(this.credentialsByUser, credential.userId, credential)
   }
 
-  private nextId(counter: keyof Document['counters']): number {
+  private nextId(counter: Collection): number {
+    this.undoLog()
     this.doc.counters[counter] += 1
     return this.doc.counters[counter]
   }
 
-  /** Waits until the change just made in memory is durable. */
-  private async commit(): Promise<void> {
+  private undoLog(): UndoLog {
+    this.undo ??= {
+      counters: { ...this.doc.counters },
+      lengths: {
+        artists: this.doc.artists.length,
+        albums: this.doc.albums.length,
+        users: this.doc.users.length,
+        credentials: this.doc.credentials.length,
+      },
+      replaced: [],
+    }
+    return this.undo
+  }
+
+  /** Stores a new or changed record, keeping the indexes and the next journal entry up to date. */
+  private put<C extends Collection>(name: C, record: Document[C][number], logged = true): void {
+    const records = this.doc[name] as StoredRecord[]
+    const previous = upsert(records, record)
+    if (previous && logged) this.undoLog().replaced.push([name, indexById(records, record.id), previous])
+    if (name === 'albums' && !previous) push(this.albumsByArtist, (record as Album).artistId, record as Album)
+    if (name === 'users') this.usersByEmail.set((record as User).email, record as User)
+    if (name === 'credentials') this.indexCredential(record as Credential, previous as Credential | undefined)
+    let changed = this.changed.get(name)
+    if (!changed) this.changed.set(name, (changed = new Map()))
+    changed.set(record.id, record)
+  }
+
+  /** Applies `change` in the next group commit; resolves with its result once durable. */
+  private async change<T>(change: () => T): Promise<T> {
     if (this.closed) throw new StoreUnavailableError('the store is closed')
+    return this.commits.submit(change)
+  }
+
+  private async persist(): Promise<void> {
+    const changed = this.changed
+    this.changed = new Map()
     try {
-      await this.commits.request()
-      this.touched = false
+      if (this.replacedAll) await this.persistence.replace(this.snapshotDocument())
+      else await this.persistence.commit(this.entryOf(changed), () => this.snapshotDocument())
     } catch (error) {
       throw new StoreUnavailableError(`the change could not be saved: ${(error as Error).message}`, { cause: error })
+    }
+    this.undo = undefined
+    this.replacedAll = false
+  }
+
+  private entryOf(changed: Map<Collection, Map<number, StoredRecord>>): JournalEntry {
+    const entry: JournalEntry = { counters: { ...this.doc.counters } }
+    for (const [name, records] of changed) (entry as Record<Collection, StoredRecord[]>)[name] = [...records.values()]
+    return entry
+  }
+
+  private rollback(): void {
+    const undo = this.undo
+    this.undo = undefined
+    this.replacedAll = false
+    this.changed = new Map()
+    if (!undo) return
+    if (undo.document) this.db.data = undo.document
+    for (const [name, length] of Object.entries(undo.lengths) as [Collection, number][]) this.doc[name].length = length
+    for (const [name, at, previous] of undo.replaced.reverse()) (this.doc[name] as StoredRecord[])[at] = previous
+    this.doc.counters = undo.counters
+    this.index()
+  }
+
+  /** The document as it is now, in fresh arrays of the (unchanging) records: safe to write while changes go on. */
+  private snapshotDocument(): Document {
+    const { version, counters, artists, albums, users, credentials } = this.doc
+    return {
+      version,
+      counters: { ...counters },
+      artists: artists.slice(),
+      albums: albums.slice(),
+      users: users.slice(),
+      credentials: credentials.slice(),
     }
   }
 
@@ -127,20 +194,19 @@ export class DocumentStore implements Store {
       items: this.doc.artists.slice(offset, offset + limit),
       total: this.doc.artists.length,
     }),
-    insert: async (fields: New<Artist>): Promise<Artist> => {
-      const artist = artistRecord(this.nextId('artists'), fields)
-      this.doc.artists.push(artist)
-      await this.commit()
-      return artist
-    },
-    replace: async (artist: Artist): Promise<Artist | undefined> => {
-      const at = indexById(this.doc.artists, artist.id)
-      if (at < 0) return undefined
-      const record = artistRecord(artist.id, artist)
-      this.doc.artists[at] = record
-      await this.commit()
-      return record
-    },
+    insert: (fields: New<Artist>): Promise<Artist> =>
+      this.change(() => {
+        const artist = artistRecord(this.nextId('artists'), fields)
+        this.put('artists', artist)
+        return artist
+      }),
+    replace: (artist: Artist): Promise<Artist | undefined> =>
+      this.change(() => {
+        if (indexById(this.doc.artists, artist.id) < 0) return undefined
+        const record = artistRecord(artist.id, artist)
+        this.put('artists', record)
+        return record
+      }),
   }
 
   readonly albums = {
@@ -150,52 +216,49 @@ export class DocumentStore implements Store {
       const albums = this.albumsByArtist.get(artistId) ?? noAlbums
       return { items: albums.slice(offset, offset + limit), total: albums.length }
     },
-    insert: async (fields: New<Album>): Promise<Album | undefined> => {
-      if (indexById(this.doc.artists, fields.artistId) < 0) return undefined
-      const album = albumRecord(this.nextId('albums'), fields)
-      this.doc.albums.push(album)
-      push(this.albumsByArtist, album.artistId, album)
-      await this.commit()
-      return album
-    },
+    insert: (fields: New<Album>): Promise<Album | undefined> =>
+      this.change(() => {
+        if (indexById(this.doc.artists, fields.artistId) < 0) return undefined
+        const album = albumRecord(this.nextId('albums'), fields)
+        this.put('albums', album)
+        return album
+      }),
   }
 
   readonly users = {
     get: (id: number): User | undefined => this.doc.users[indexById(this.doc.users, id)],
     findByEmail: (email: string): User | undefined => this.usersByEmail.get(email),
-    insert: async (fields: New<User>): Promise<User> => {
-      // Checked and claimed in one synchronous step, so two concurrent sign-ups cannot both pass.
-      if (this.usersByEmail.has(fields.email)) throw new DuplicateEmailError(fields.email)
-      const user = { id: this.nextId('users'), ...fields }
-      this.doc.users.push(user)
-      this.usersByEmail.set(user.email, user)
-      await this.commit()
-      return user
-    },
+    insert: (fields: New<User>): Promise<User> =>
+      this.change(() => {
+        // Checked and claimed in one step of the commit, so two concurrent sign-ups cannot both pass.
+        if (this.usersByEmail.has(fields.email)) throw new DuplicateEmailError(fields.email)
+        const user = { id: this.nextId('users'), ...fields }
+        this.put('users', user)
+        return user
+      }),
   }
 
   readonly credentials = {
     findByHash: (hash: string): Credential | undefined => this.credentialsByHash.get(hash),
     listByUser: (userId: number): readonly Credential[] => this.credentialsByUser.get(userId) ?? [],
-    insert: async (fields: New<Credential>): Promise<Credential> => {
-      const credential = { id: this.nextId('credentials'), ...fields }
-      this.doc.credentials.push(credential)
-      this.indexCredential(credential)
-      await this.commit()
-      return credential
-    },
-    revoke: async (id: number, at: string): Promise<Credential | undefined> => {
-      const credential = this.doc.credentials[indexById(this.doc.credentials, id)]
-      if (!credential) return undefined
-      credential.revokedAt ??= at
-      await this.commit()
-      return credential
-    },
+    insert: (fields: New<Credential>): Promise<Credential> =>
+      this.change(() => {
+        const credential = { id: this.nextId('credentials'), ...fields }
+        this.put('credentials', credential)
+        return credential
+      }),
+    revoke: (id: number, at: string): Promise<Credential | undefined> =>
+      this.change(() => {
+        const credential = this.doc.credentials[indexById(this.doc.credentials, id)]
+        if (!credential || credential.revokedAt !== null) return credential
+        const revoked = { ...credential, revokedAt: at }
+        this.put('credentials', revoked)
+        return revoked
+      }),
     touch: (id: number, at: string): void => {
       const credential = this.doc.credentials[indexById(this.doc.credentials, id)]
-      if (!credential) return
-      credential.lastUsedAt = at
-      this.touched = true
+      // Not a write of its own: the time rides along with the next commit, or is saved on close.
+      if (credential) this.put('credentials', { ...credential, lastUsedAt: at }, false)
     },
   }
 
@@ -203,35 +266,46 @@ export class DocumentStore implements Store {
     return this.doc.artists.length === 0 && this.doc.albums.length === 0 && this.doc.users.length === 0
   }
 
-  async load(
+  load(
     catalogue: readonly CatalogueEntry[],
     { cover }: LoadOptions = {},
   ): Promise<{ artists: number; albums: number }> {
     const imageOf = (image: string | null | undefined, kind: 'artist' | 'album', id: number) =>
       image !== undefined ? image : cover ? cover(kind, id) : null
-    let albums = 0
-    for (const entry of catalogue) {
-      const artistId = this.nextId('artists')
-      const artist = artistRecord(artistId, { ...entry, image: imageOf(entry.image, 'artist', artistId) })
-      this.doc.artists.push(artist)
-      for (const fields of entry.albums) {
-        const id = this.nextId('albums')
-        const album = albumRecord(id, { ...fields, artistId, image: imageOf(fields.image, 'album', id) })
-        this.doc.albums.push(album)
-        push(this.albumsByArtist, artist.id, album)
-        albums += 1
+    return this.change(() => {
+      let albums = 0
+      for (const entry of catalogue) {
+        const artistId = this.nextId('artists')
+        this.put('artists', artistRecord(artistId, { ...entry, image: imageOf(entry.image, 'artist', artistId) }))
+        for (const fields of entry.albums) {
+          const id = this.nextId('albums')
+          this.put('albums', albumRecord(id, { ...fields, artistId, image: imageOf(fields.image, 'album', id) }))
+          albums += 1
+        }
       }
-    }
-    await this.commit()
-    return { artists: catalogue.length, albums }
+      return { artists: catalogue.length, albums }
+    })
+  }
+
+  snapshot(): Snapshot {
+    return structuredClone(this.doc) as unknown as Snapshot
+  }
+
+  restore(snapshot: Snapshot): Promise<void> {
+    return this.change(() => {
+      this.undoLog().document = this.doc
+      // A fresh copy each time, so the snapshot can be restored again.
+      this.db.data = structuredClone(snapshot as unknown as Document)
+      this.replacedAll = true
+      this.index()
+    })
   }
 
   async close(): Promise<void> {
     if (this.closed) return
-    // Last-used times are kept in memory between writes; save them on the way out.
-    if (this.touched) await this.commit().catch(() => {})
     this.closed = true
     await this.commits.idle()
-    await this.release()
+    // Folds the journal into the data file, last-used times included.
+    await this.persistence.close(this.snapshotDocument())
   }
 }

@@ -1,100 +1,120 @@
-import { randomBytes } from 'node:crypto'
-import { mkdirSync, readdirSync, rmSync } from 'node:fs'
-import { open, readFile, rename, rm } from 'node:fs/promises'
-import { basename, dirname, join, resolve } from 'node:path'
-import { type Adapter, Low } from 'lowdb'
+import { mkdirSync, statSync } from 'node:fs'
+import { dirname, resolve } from 'node:path'
+import { Low } from 'lowdb'
 import { type Document, documentProblem } from './document.ts'
 import { DocumentStore } from './document-store.ts'
+import { DataFileError, DurableJsonFile } from './durable-file.ts'
+import { Journal, type JournalEntry } from './journal.ts'
 import { lockDataFile } from './lock.ts'
+import { type Persistence, replay } from './persistence.ts'
 import type { Store } from './store.ts'
 
-/** Raised when the data file exists but cannot be read or is not a Rock Legends document. */
-export class DataFileError extends Error {
-  override name = 'DataFileError'
+export { DataFileError } from './durable-file.ts'
+
+/** Tuning of {@link openJsonFileStore}. */
+export interface JsonFileOptions {
+  /**
+   * Fold the journal into the data file once it holds this many bytes, or as many as the data file, whichever is
+   * more: compaction costs the catalogue's size, so it must be rare when the catalogue is large.
+   */
+  compactAfterBytes?: number
 }
 
+const DEFAULT_COMPACT_AFTER = 8 * 1024 * 1024
+
 /**
- * lowdb adapter that acknowledges a write only once it is durable: the document goes to a unique temporary file
- * in the same directory, is fsynced, renamed over the data file, and the directory is fsynced so the rename itself
- * survives a power cut. A reader (or a crash) sees the old document or the new one, never a mix.
+ * Durable persistence over a data file and its journal: each group commit appends one fsynced journal line (cost:
+ * the size of the change); now and then, in the background, a snapshot is written over the data file and the
+ * journal entries it contains are dropped. Replaying an entry twice is harmless, so a crash at any point of a
+ * compaction leaves a file and a journal that together hold every acknowledged write.
  */
-export class DurableJsonFile implements Adapter<Document> {
-  private readonly directory: string
-  private readonly tempPrefix: string
+class JsonFilePersistence implements Persistence {
+  private compacting: Promise<void> | undefined
+  private dataBytes: number
 
-  /** Adapter for the data file at `file`. */
-  constructor(readonly file: string) {
-    this.directory = dirname(file)
-    this.tempPrefix = `.${basename(file)}.`
+  constructor(
+    private readonly file: DurableJsonFile,
+    private readonly journal: Journal,
+    private readonly compactAfter: number,
+    private readonly release: () => void,
+  ) {
+    this.dataBytes = statSync(file.file, { throwIfNoEntry: false })?.size ?? 0
   }
 
-  async read(): Promise<Document | null> {
-    let text: string
-    try {
-      text = await readFile(this.file, 'utf8')
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null
-      throw new DataFileError(`cannot read ${this.file}: ${(error as Error).message}`)
-    }
-    let value: unknown
-    try {
-      value = JSON.parse(text)
-    } catch (error) {
-      throw new DataFileError(`${this.file} is not valid JSON: ${(error as Error).message}`)
-    }
-    const problem = documentProblem(value)
-    if (problem) throw new DataFileError(`${this.file} is not a Rock Legends data file: ${problem}`)
-    return value as Document
+  async commit(entry: JournalEntry, snapshot: () => Document): Promise<void> {
+    await this.journal.append(entry)
+    // Taken right after the append, before the next batch is applied: exactly the durable state.
+    if (!this.compacting && this.journal.bytes >= Math.max(this.compactAfter, this.dataBytes))
+      this.compactSoon(snapshot())
   }
 
-  async write(data: Document): Promise<void> {
-    // Serialised before the first await: changes made while this write is in flight belong to the next one.
-    const text = `${JSON.stringify(data, null, 2)}\n`
-    const temp = join(this.directory, `${this.tempPrefix}${randomBytes(6).toString('hex')}.tmp`)
+  /** Starts folding the journal into the data file without making anyone wait for it. */
+  compactSoon(document: Document): void {
+    this.compacting ??= this.compact(document)
+      // A failed compaction loses nothing (the journal still holds it all); it is simply tried again later.
+      .catch(() => {})
+      .finally(() => {
+        this.compacting = undefined
+      })
+  }
+
+  private async compact(document: Document): Promise<void> {
+    const covered = this.journal.bytes
+    await this.file.write(document)
+    this.dataBytes = statSync(this.file.file).size
+    await this.journal.dropBefore(covered)
+  }
+
+  async replace(document: Document): Promise<void> {
+    await this.compacting
+    await this.compact(document)
+  }
+
+  async close(document: Document): Promise<void> {
     try {
-      const handle = await open(temp, 'wx', 0o600)
-      try {
-        await handle.writeFile(text)
-        await handle.sync()
-      } finally {
-        await handle.close()
-      }
-      await rename(temp, this.file)
-    } catch (error) {
-      await rm(temp, { force: true })
-      throw error
-    }
-    const directory = await open(this.directory, 'r')
-    try {
-      await directory.sync()
+      await this.compacting
+      if (this.journal.bytes > 0) await this.compact(document)
     } finally {
-      await directory.close()
+      await this.journal.close()
+      this.release()
     }
-  }
-
-  /** Removes temporary files a crash left behind; only safe while holding the lock. */
-  removeLeftovers(): void {
-    for (const name of readdirSync(this.directory))
-      if (name.startsWith(this.tempPrefix) && name.endsWith('.tmp')) rmSync(join(this.directory, name), { force: true })
   }
 }
 
 /**
- * Opens (or creates) the data file at `path` for this process alone. Throws {@link DataFileError} when the file
- * cannot be used, leaving it untouched, and `DataFileLockedError` when another process holds it.
+ * Opens (or creates) the data file at `path` for this process alone, replaying its journal. Throws
+ * {@link DataFileError} when the file or journal cannot be used, leaving both untouched, and `DataFileLockedError`
+ * when another process holds them.
  */
-export async function openJsonFileStore(path: string): Promise<Store> {
-  const file = resolve(path)
-  mkdirSync(dirname(file), { recursive: true })
-  const release = lockDataFile(file)
+export async function openJsonFileStore(path: string, options: JsonFileOptions = {}): Promise<Store> {
+  const location = resolve(path)
+  mkdirSync(dirname(location), { recursive: true })
+  const release = lockDataFile(location)
   try {
-    const adapter = new DurableJsonFile(file)
-    adapter.removeLeftovers()
-    const db = new Low<Document>(adapter, null as unknown as Document)
+    const file = new DurableJsonFile(location)
+    file.removeLeftovers()
+    const db = new Low<Document>(file, null as unknown as Document)
     await db.read()
+    const journal = new Journal(location)
+    const entries = await journal.read()
     const created = db.data === null
-    const store = new DocumentStore(db, async () => release())
-    if (created) await db.write()
+    if (db.data && entries.length > 0) {
+      replay(db.data, entries)
+      const problem = documentProblem(db.data)
+      if (problem) throw new DataFileError(`${journal.path} does not fit ${location}: ${problem}`)
+    }
+    const persistence = new JsonFilePersistence(
+      file,
+      journal,
+      options.compactAfterBytes ?? DEFAULT_COMPACT_AFTER,
+      release,
+    )
+    const store = new DocumentStore(db, persistence)
+    if (created) {
+      // A journal without its data file cannot be trusted to be complete.
+      if (entries.length > 0) throw new DataFileError(`${journal.path} exists but ${location} does not`)
+      await file.write(db.data)
+    } else if (entries.length > 0) persistence.compactSoon(structuredClone(db.data))
     return store
   } catch (error) {
     release()

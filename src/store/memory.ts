@@ -1,9 +1,10 @@
 import { Low, Memory } from 'lowdb'
 import type { Document } from './document.ts'
 import { DocumentStore } from './document-store.ts'
+import { inMemory } from './persistence.ts'
 import type { Store } from './store.ts'
 
 /** A store that lives and dies with the process (`--data :memory:`): for tests, demos and fixtures. */
 export function openMemoryStore(): Store {
-  return new DocumentStore(new Low<Document>(new Memory<Document>(), null as unknown as Document))
+  return new DocumentStore(new Low<Document>(new Memory<Document>(), null as unknown as Document), inMemory)
 }

@@ -79,6 +79,13 @@ export interface LoadOptions {
   cover?: (kind: 'artist' | 'album', id: number) => string
 }
 
+declare const snapshotBrand: unique symbol
+
+/** Everything a store holds at one moment (records and id counters), from `snapshot()`; opaque outside the store. */
+export interface Snapshot {
+  readonly [snapshotBrand]: true
+}
+
 /** Raised when a write cannot be made durable; the change it carried was rolled back. */
 export class StoreUnavailableError extends Error {
   override name = 'StoreUnavailableError'
@@ -128,6 +135,10 @@ export interface Store {
   isEmpty(): boolean
   /** Adds a whole catalogue in one durable write; returns how many artists and albums were added. */
   load(catalogue: readonly CatalogueEntry[], options?: LoadOptions): Promise<{ artists: number; albums: number }>
+  /** A copy of everything stored, to give back to `restore` later (a fixture's start-up state). */
+  snapshot(): Snapshot
+  /** Replaces everything stored, counters included, with a snapshot, in one durable write. */
+  restore(snapshot: Snapshot): Promise<void>
   /** Waits for writes in flight, then releases the data file. */
   close(): Promise<void>
 }

@@ -117,6 +117,8 @@ describe('the compiled executable', () => {
       body: '{"name":"Moris"}',
     })
     expect(response.status).toBe(201)
+    expect(await server.stop()).toBe(0)
+    running = []
     expect(readFileSync(join(dir, 'env.json'), 'utf8')).toContain('Moris')
   })
 

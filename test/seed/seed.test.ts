@@ -1,12 +1,11 @@
 import { describe, expect, test } from 'bun:test'
-import { Low, Memory } from 'lowdb'
 import legends from '../../data/legends.json' with { type: 'json' }
 import { parseCatalogue, seedStore } from '../../src/seed/seed.ts'
 import type { Document } from '../../src/store/document.ts'
-import { DocumentStore } from '../../src/store/document-store.ts'
 import { openMemoryStore } from '../../src/store/memory.ts'
 import type { Store } from '../../src/store/store.ts'
 import { removeDir, tempDir } from '../support/binary.ts'
+import { countingStore } from '../support/stores.ts'
 
 const everything = { limit: Number.MAX_SAFE_INTEGER, offset: 0 }
 
@@ -17,23 +16,11 @@ function contents(store: Store) {
   return structuredClone({ artists, albums })
 }
 
-/** A store over an in-memory lowdb adapter that counts its writes. */
-function countingStore() {
-  const adapter = new (class extends Memory<Document> {
-    writes = 0
-    override async write(data: Document) {
-      this.writes += 1
-      await super.write(data)
-    }
-  })()
-  return { store: new DocumentStore(new Low<Document>(adapter, null as unknown as Document)), adapter }
-}
-
 describe('seedStore with the built-in catalogue', () => {
   test('fills an empty store with every artist and album, in one durable write', async () => {
-    const { store, adapter } = countingStore()
+    const { store, state } = countingStore()
     expect(await seedStore(store, true)).toEqual({ seeded: true, artists: 29, albums: 260 })
-    expect(adapter.writes).toBe(1)
+    expect(state.writes).toBe(1)
     expect(store.artists.list(everything).total).toBe(29)
   })
 
@@ -52,12 +39,12 @@ describe('seedStore with the built-in catalogue', () => {
   })
 
   test('seeding twice gives the same state: a store with data is left alone, and says why', async () => {
-    const { store, adapter } = countingStore()
+    const { store, state } = countingStore()
     await seedStore(store, true)
     const once = contents(store)
     expect(await seedStore(store, true)).toEqual({ seeded: false, reason: 'the store already holds data' })
     expect(contents(store)).toEqual(once)
-    expect(adapter.writes).toBe(1)
+    expect(state.writes).toBe(1)
   })
 
   test('leaves alone a store that holds anything, even a single artist', async () => {

@@ -1,13 +1,12 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { Low } from 'lowdb'
 import type { Document } from '../../src/store/document.ts'
-import { DocumentStore } from '../../src/store/document-store.ts'
-import { DataFileError, DurableJsonFile, openJsonFileStore } from '../../src/store/json-file.ts'
+import { DataFileError, openJsonFileStore } from '../../src/store/json-file.ts'
 import { DataFileLockedError } from '../../src/store/lock.ts'
 import { StoreUnavailableError } from '../../src/store/store.ts'
 import { removeDir, tempDir } from '../support/binary.ts'
+import { countingStore } from '../support/stores.ts'
 
 let dir: string
 let file: string
@@ -34,13 +33,19 @@ describe('openJsonFileStore', () => {
     })
   })
 
-  test('an acknowledged write is on disk before the promise resolves', async () => {
+  test('an acknowledged write is in the journal before the promise resolves, and in the data file after close', async () => {
     const store = await openJsonFileStore(file)
     const created = await store.artists.insert(artist('Pappo'))
+    const entries = readFileSync(`${file}.journal`, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line))
+    expect(entries).toEqual([{ counters: { artists: 1, albums: 0, users: 0, credentials: 0 }, artists: [created] }])
+    await store.close()
     const onDisk = JSON.parse(readFileSync(file, 'utf8')) as Document
     expect(onDisk.artists).toEqual([created])
     expect(onDisk.counters.artists).toBe(1)
-    await store.close()
+    expect(readFileSync(`${file}.journal`, 'utf8')).toBe('')
   })
 
   test('concurrent writes are all kept, with unique increasing ids, across a reopen', async () => {
@@ -152,47 +157,31 @@ describe('openJsonFileStore', () => {
 })
 
 describe('a write that cannot be made durable', () => {
-  /** A durable adapter whose next writes fail while `failing` is set, like a full disk. */
-  class FlakyFile extends DurableJsonFile {
-    failing = false
-    override async write(data: Document) {
-      if (this.failing) throw new Error('ENOSPC: no space left on device')
-      return super.write(data)
-    }
-  }
-
-  async function flakyStore() {
-    const adapter = new FlakyFile(file)
-    const db = new Low<Document>(adapter, null as unknown as Document)
-    await db.read()
-    const store = new DocumentStore(db)
+  async function failingStore() {
+    const { store, state } = countingStore()
     await store.artists.insert(artist('kept'))
-    return { adapter, store }
+    await store.users.insert({ name: 'U', email: 'u@example.com', passwordHash: 'x', createdAt: 'now' })
+    state.failing = true
+    return { store, state }
   }
 
-  test('is refused, rolled back, and leaves earlier data intact; writes resume once the fault clears', async () => {
-    const { adapter, store } = await flakyStore()
-    const before = readFileSync(file, 'utf8')
-    adapter.failing = true
-    await expect(store.artists.insert(artist('lost'))).rejects.toBeInstanceOf(StoreUnavailableError)
-    await Bun.sleep(10)
+  test('is refused and undone, with everything earlier intact; writes resume once the fault clears', async () => {
+    const { store, state } = await failingStore()
+    const attempts = [
+      store.artists.insert(artist('lost')),
+      store.artists.replace({ id: 1, ...artist('renamed') }),
+      store.albums.insert({ artistId: 1, name: 'lost album', year: null, image: null }),
+      store.users.insert({ name: 'V', email: 'v@example.com', passwordHash: 'x', createdAt: 'now' }),
+    ]
+    for (const outcome of await Promise.allSettled(attempts))
+      expect(outcome.status === 'rejected' && outcome.reason).toBeInstanceOf(StoreUnavailableError)
     expect(store.artists.list({ limit: 10, offset: 0 }).items.map((a) => a.name)).toEqual(['kept'])
-    expect(readFileSync(file, 'utf8')).toBe(before)
-    adapter.failing = false
-    const next = await store.artists.insert(artist('after'))
-    expect(next.id).toBe(2)
-    expect(store.artists.list({ limit: 10, offset: 0 }).items.map((a) => a.name)).toEqual(['kept', 'after'])
-    await store.close()
-  })
-
-  test('a sign-up whose write failed does not keep the email taken', async () => {
-    const { adapter, store } = await flakyStore()
-    adapter.failing = true
-    const user = { name: 'U', email: 'u@example.com', passwordHash: 'x', createdAt: 'now' }
-    await expect(store.users.insert(user)).rejects.toBeInstanceOf(StoreUnavailableError)
-    await Bun.sleep(10)
-    adapter.failing = false
-    expect((await store.users.insert(user)).email).toBe('u@example.com')
-    await store.close()
+    expect(store.albums.listByArtist(1, { limit: 10, offset: 0 })?.total).toBe(0)
+    expect(store.users.findByEmail('v@example.com')).toBeUndefined()
+    state.failing = false
+    expect((await store.artists.insert(artist('after'))).id).toBe(2)
+    expect(
+      (await store.users.insert({ name: 'V', email: 'v@example.com', passwordHash: 'x', createdAt: 'n' })).id,
+    ).toBe(2)
   })
 })

@@ -1,0 +1,103 @@
+import { randomBytes } from 'node:crypto'
+import { readdirSync, rmSync } from 'node:fs'
+import { type FileHandle, open, readFile, rename, rm } from 'node:fs/promises'
+import { basename, dirname, join } from 'node:path'
+import type { Adapter } from 'lowdb'
+import { type Document, documentProblem } from './document.ts'
+
+/** Raised when the data file exists but cannot be read or is not a Rock Legends document. */
+export class DataFileError extends Error {
+  override name = 'DataFileError'
+}
+
+/** Makes a rename or a new file in `directory` survive a power cut. */
+export async function syncDirectory(directory: string): Promise<void> {
+  const handle = await open(directory, 'r')
+  try {
+    await handle.sync()
+  } finally {
+    await handle.close()
+  }
+}
+
+// Records are written this many at a time, yielding in between, so that saving a large catalogue never stalls
+// the requests being served meanwhile.
+const CHUNK = 2000
+
+/** Writes `records` as the lines of a JSON array, one record per line. */
+async function writeRecords(handle: FileHandle, records: readonly object[]): Promise<void> {
+  for (let start = 0; start < records.length; start += CHUNK) {
+    const lines = records.slice(start, start + CHUNK).map((record) => JSON.stringify(record))
+    await handle.write(`${start === 0 ? '\n' : ',\n'}${lines.join(',\n')}`)
+  }
+}
+
+/**
+ * lowdb adapter that acknowledges a write only once it is durable: the document goes to a unique temporary file
+ * in the same directory, is fsynced, renamed over the data file, and the directory is fsynced so the rename itself
+ * survives a power cut. A reader (or a crash) sees the old document or the new one, never a mix. The file is plain
+ * JSON with one record per line: readable, diffable, and loadable by lowdb or anything else.
+ */
+export class DurableJsonFile implements Adapter<Document> {
+  private readonly directory: string
+  private readonly tempPrefix: string
+
+  /** Adapter for the data file at `file`. */
+  constructor(readonly file: string) {
+    this.directory = dirname(file)
+    this.tempPrefix = `.${basename(file)}.`
+  }
+
+  async read(): Promise<Document | null> {
+    let text: string
+    try {
+      text = await readFile(this.file, 'utf8')
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null
+      throw new DataFileError(`cannot read ${this.file}: ${(error as Error).message}`)
+    }
+    let value: unknown
+    try {
+      value = JSON.parse(text)
+    } catch (error) {
+      throw new DataFileError(`${this.file} is not valid JSON: ${(error as Error).message}`)
+    }
+    const problem = documentProblem(value)
+    if (problem) throw new DataFileError(`${this.file} is not a Rock Legends data file: ${problem}`)
+    return value as Document
+  }
+
+  /**
+   * Writes `data` durably. It must not change while this runs: the store hands in a snapshot (fresh arrays of
+   * records that are never edited in place), so serving and writing go on meanwhile.
+   */
+  async write(data: Document): Promise<void> {
+    const temp = join(this.directory, `${this.tempPrefix}${randomBytes(6).toString('hex')}.tmp`)
+    try {
+      const handle = await open(temp, 'wx', 0o600)
+      try {
+        await handle.write(`{"version":${data.version},"counters":${JSON.stringify(data.counters)}`)
+        for (const name of ['artists', 'albums', 'users', 'credentials'] as const) {
+          await handle.write(`,\n"${name}":[`)
+          await writeRecords(handle, data[name])
+          await handle.write(data[name].length > 0 ? '\n]' : ']')
+        }
+        await handle.write('}\n')
+        await handle.sync()
+      } finally {
+        await handle.close()
+      }
+      await rename(temp, this.file)
+    } catch (error) {
+      await rm(temp, { force: true })
+      throw error
+    }
+    await syncDirectory(this.directory)
+  }
+
+  /** Removes temporary files a crash left behind; only safe while holding the lock. */
+  removeLeftovers(): void {
+    for (const name of readdirSync(this.directory))
+      if (name.startsWith(this.tempPrefix) && name.endsWith('.tmp')) rmSync(join(this.directory, name), { force: true })
+  }
+}

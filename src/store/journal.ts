@@ -1,0 +1,154 @@
+import { type FileHandle, open, readFile, rename } from 'node:fs/promises'
+import { basename, dirname, join } from 'node:path'
+import { Type as T } from '@sinclair/typebox'
+import { TypeCompiler } from '@sinclair/typebox/compiler'
+import { type Document, DocumentSchema } from './document.ts'
+import { DataFileError, syncDirectory } from './durable-file.ts'
+
+/** The records one group commit created or changed (whole records: replay is an upsert), and the counters after it. */
+export type JournalEntry = Pick<Document, 'counters'> & Partial<Omit<Document, 'version' | 'counters'>>
+
+const { counters, artists, albums, users, credentials } = DocumentSchema.properties
+const checkEntry = TypeCompiler.Compile(
+  T.Object({
+    counters,
+    artists: T.Optional(artists),
+    albums: T.Optional(albums),
+    users: T.Optional(users),
+    credentials: T.Optional(credentials),
+  }),
+)
+
+/**
+ * The append-only log beside a data file (`db.json.journal`): one JSON line per group commit, fsynced before the
+ * commit is acknowledged. Appending costs the size of the change, not of the catalogue; compaction folds the log
+ * back into the data file now and then. Replaying an entry twice is harmless, which keeps compaction crash-safe.
+ */
+export class Journal {
+  private handle: FileHandle | undefined
+  private size = 0
+  /** Set when a failed append may have left a partial line that still has to be cut off. */
+  private damaged = false
+  // Appends and rewrites of the file take turns.
+  private turn: Promise<unknown> = Promise.resolve()
+
+  /** The journal of the data file at `file`. */
+  constructor(readonly file: string) {}
+
+  /** The journal's path. */
+  get path(): string {
+    return `${this.file}.journal`
+  }
+
+  /** How many bytes of entries the journal holds. */
+  get bytes(): number {
+    return this.size
+  }
+
+  /**
+   * Reads every entry. A last line that is incomplete was never acknowledged (the process died while appending
+   * it): it is dropped and cut off. Anything else that does not parse means the file is damaged.
+   */
+  async read(): Promise<JournalEntry[]> {
+    let text: string
+    try {
+      text = await readFile(this.path, 'utf8')
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
+      throw new DataFileError(`cannot read ${this.path}: ${(error as Error).message}`)
+    }
+    const entries: JournalEntry[] = []
+    let offset = 0
+    while (offset < text.length) {
+      const end = text.indexOf('\n', offset)
+      const line = text.slice(offset, end < 0 ? text.length : end)
+      const entry = end < 0 ? undefined : parseEntry(line)
+      if (!entry) {
+        if (text.slice(offset).includes('\n'))
+          throw new DataFileError(`${this.path} is damaged at byte ${Buffer.byteLength(text.slice(0, offset))}`)
+        break // the torn tail of an append that was never acknowledged
+      }
+      entries.push(entry)
+      offset = end + 1
+    }
+    this.size = Buffer.byteLength(text.slice(0, offset))
+    if (this.size < Buffer.byteLength(text)) await this.cut()
+    return entries
+  }
+
+  /** Appends one entry and makes it durable. */
+  append(entry: JournalEntry): Promise<void> {
+    return this.take(async () => {
+      if (this.damaged) await this.cut()
+      const line = Buffer.from(`${JSON.stringify(entry)}\n`)
+      const handle = await this.open()
+      try {
+        await handle.write(line, 0, line.length, this.size)
+        await handle.datasync()
+      } catch (error) {
+        // Whatever part of the line reached the file must go before the next append lands behind it.
+        this.damaged = true
+        await this.cut().catch(() => {})
+        throw error
+      }
+      this.size += line.length
+    })
+  }
+
+  /** Keeps only the bytes after `offset`, once everything before it is safely in the data file. */
+  dropBefore(offset: number): Promise<void> {
+    return this.take(async () => {
+      if (offset <= 0) return
+      const handle = await this.open()
+      const tail = Buffer.alloc(this.size - offset)
+      if (tail.length > 0) await handle.read(tail, 0, tail.length, offset)
+      const temp = join(dirname(this.path), `.${basename(this.path)}.tmp`)
+      const next = await open(temp, 'w', 0o600)
+      try {
+        await next.write(tail)
+        await next.sync()
+      } finally {
+        await next.close()
+      }
+      await this.close()
+      await rename(temp, this.path)
+      await syncDirectory(dirname(this.path))
+      this.size = tail.length
+    })
+  }
+
+  /** Closes the file. */
+  async close(): Promise<void> {
+    const handle = this.handle
+    this.handle = undefined
+    await handle?.close()
+  }
+
+  private async open(): Promise<FileHandle> {
+    this.handle ??= await open(this.path, 'a+', 0o600)
+    return this.handle
+  }
+
+  /** Truncates the file to the entries known to be whole. */
+  private async cut(): Promise<void> {
+    const handle = await this.open()
+    await handle.truncate(this.size)
+    await handle.sync()
+    this.damaged = false
+  }
+
+  private take<R>(task: () => Promise<R>): Promise<R> {
+    const result = this.turn.then(task)
+    this.turn = result.catch(() => {})
+    return result
+  }
+}
+
+function parseEntry(line: string): JournalEntry | undefined {
+  try {
+    const value: unknown = JSON.parse(line)
+    return checkEntry.Check(value) ? value : undefined
+  } catch {
+    return undefined
+  }
+}

@@ -1,0 +1,72 @@
+import type { Document } from './document.ts'
+import type { JournalEntry } from './journal.ts'
+
+/** The collections of the document. */
+export type Collection = 'artists' | 'albums' | 'users' | 'credentials'
+
+/** A record of any collection: all of them carry an id. */
+export type StoredRecord = Document[Collection][number]
+
+/**
+ * How a {@link DocumentStore}'s changes reach (or do not reach) a disk. `snapshot` functions return the document as
+ * it is at that moment, in fresh arrays of unchanging records, so it can be written while serving goes on.
+ */
+export interface Persistence {
+  /** Makes one group commit's changes durable. */
+  commit(entry: JournalEntry, snapshot: () => Document): Promise<void>
+  /** Makes a whole new document durable (a restore). */
+  replace(document: Document): Promise<void>
+  /** Saves everything and releases the data file. */
+  close(document: Document): Promise<void>
+}
+
+/** Persistence for `:memory:`: nothing to save. */
+export const inMemory: Persistence = {
+  commit: async () => {},
+  replace: async () => {},
+  close: async () => {},
+}
+
+/** Index of the record with `id` in an array sorted by id, or -1. */
+export function indexById(records: readonly { id: number }[], id: number): number {
+  let low = 0
+  let high = records.length - 1
+  while (low <= high) {
+    const middle = (low + high) >>> 1
+    const current = (records[middle] as { id: number }).id
+    if (current === id) return middle
+    if (current < id) low = middle + 1
+    else high = middle - 1
+  }
+  return -1
+}
+
+/** Puts `record` into `records` (sorted by id), replacing the one with its id; returns the one replaced. */
+export function upsert<R extends { id: number }>(records: R[], record: R): R | undefined {
+  const last = records[records.length - 1]
+  if (!last || last.id < record.id) {
+    records.push(record)
+    return undefined
+  }
+  const at = indexById(records, record.id)
+  if (at >= 0) {
+    const previous = records[at]
+    records[at] = record
+    return previous
+  }
+  // Not reached by the store (ids only grow), but replaying a journal must not depend on that.
+  let position = records.findIndex((each) => each.id > record.id)
+  if (position < 0) position = records.length
+  records.splice(position, 0, record)
+  return undefined
+}
+
+/** Replays journal entries onto a document: records are upserted, counters only move forward. */
+export function replay(document: Document, entries: readonly JournalEntry[]): void {
+  for (const entry of entries) {
+    for (const name of ['artists', 'albums', 'users', 'credentials'] as const) {
+      document.counters[name] = Math.max(document.counters[name], entry.counters[name])
+      for (const record of entry[name] ?? []) upsert(document[name] as { id: number }[], record)
+    }
+  }
+}
