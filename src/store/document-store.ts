@@ -132,9 +132,8 @@ export class DocumentStore implements Store {
     if (name === 'albums' && !previous) push(this.albumsByArtist, (record as Album).artistId, record as Album)
     if (name === 'users') this.usersByEmail.set((record as User).email, record as User)
     if (name === 'credentials') this.indexCredential(record as Credential, previous as Credential | undefined)
-    let changed = this.changed.get(name)
-    if (!changed) this.changed.set(name, (changed = new Map()))
-    changed.set(record.id, record)
+    const changed = this.changed.get(name) ?? new Map<number, StoredRecord>()
+    this.changed.set(name, changed.set(record.id, record))
   }
 
   /** Applies `change` in the next group commit; resolves with its result once durable. */

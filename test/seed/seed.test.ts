@@ -1,7 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import legends from '../../data/legends.json' with { type: 'json' }
 import { parseCatalogue, seedStore } from '../../src/seed/seed.ts'
-import type { Document } from '../../src/store/document.ts'
 import { openMemoryStore } from '../../src/store/memory.ts'
 import type { Store } from '../../src/store/store.ts'
 import { removeDir, tempDir } from '../support/binary.ts'
