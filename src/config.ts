@@ -17,6 +17,18 @@ export interface Config {
   log: LogMode
   /** Origins allowed by CORS; empty means no CORS headers at all. */
   cors: string[]
+  /** Milliseconds added before every API response, for UI and timeout testing; 0 for none. */
+  delay: number
+  /** Refuse every write (POST, PUT, PATCH, DELETE) with 403. */
+  readOnly: boolean
+  /** Serve `POST /__admin/reset`, which restores the start-up state (service key only). */
+  allowReset: boolean
+}
+
+/** What `rock-legends healthcheck` asks. */
+export interface HealthcheckConfig {
+  /** The base URL of the server to ask, e.g. `http://127.0.0.1:3000`. */
+  url: string
 }
 
 /** Raised for a flag or variable the server cannot use; the command line prints it with the usage, exit 2. */
@@ -26,6 +38,7 @@ export class UsageError extends Error {
 
 /** The `--help` text. */
 export const USAGE = `Usage: rock-legends [options]
+       rock-legends healthcheck [--url URL]
 
 A catalogue of legendary Argentine rock artists and their albums, served as a REST API.
 
@@ -38,8 +51,16 @@ Options (each can also be set by the environment variable shown):
   --token-ttl DURATION  lifetime of bearer tokens, e.g. 30m, 24h, 7d (ROCK_LEGENDS_TOKEN_TTL, default 24h)
   --log pretty|json|off how to log (ROCK_LEGENDS_LOG, default pretty)
   --cors ORIGINS        comma-separated origins allowed by CORS, or * (ROCK_LEGENDS_CORS, default none)
+  --delay MS            wait MS milliseconds before every API response (ROCK_LEGENDS_DELAY, default 0)
+  --read-only           refuse every write with 403 (ROCK_LEGENDS_READ_ONLY)
+  --allow-reset         serve POST /__admin/reset (service key) to restore the start-up state
+                        (ROCK_LEGENDS_ALLOW_RESET)
   --help                show this help
   --version             show the version
+
+Commands:
+  healthcheck [--url URL]  exit 0 if the server at URL answers GET /healthz, 1 if not; URL defaults to
+                           http://127.0.0.1:$PORT (3000), the host taken from HOST unless it is 0.0.0.0 or ::
 `
 
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }
@@ -60,6 +81,24 @@ function parsePort(text: string): number {
   return port
 }
 
+/** The longest `--delay`: Bun drops a connection that stays silent much longer (its idle timeout is capped). */
+export const MAX_DELAY_MS = 120_000
+
+function parseDelay(text: string): number {
+  const ms = /^\d{1,6}$/.test(text.trim()) ? Number(text) : Number.NaN
+  if (!(ms >= 0 && ms <= MAX_DELAY_MS))
+    throw new UsageError(`--delay must be a whole number of milliseconds from 0 to ${MAX_DELAY_MS}, not "${text}"`)
+  return ms
+}
+
+/** The environment variable of a switch: `true` or `1` for on; `false`, `0` or empty for off. */
+function parseSwitch(text: string, variable: string): boolean {
+  const value = text.trim().toLowerCase()
+  if (value === 'true' || value === '1') return true
+  if (value === '' || value === 'false' || value === '0') return false
+  throw new UsageError(`${variable} must be true or false, not "${text}"`)
+}
+
 function parseLog(text: string): LogMode {
   if (text === 'pretty' || text === 'json' || text === 'off') return text
   throw new UsageError(`--log must be pretty, json or off, not "${text}"`)
@@ -77,14 +116,42 @@ function parseSeed(text: string): boolean | string {
   return text
 }
 
-/** What the command line asks for: run with a config, or print help or the version. */
-export type Invocation = { action: 'run'; config: Config } | { action: 'help' } | { action: 'version' }
+/** What the command line asks for: run with a config, check a server's health, or print help or the version. */
+export type Invocation =
+  | { action: 'run'; config: Config }
+  | { action: 'healthcheck'; config: HealthcheckConfig }
+  | { action: 'help' }
+  | { action: 'version' }
+
+// A server listening on every interface is still reached on loopback from its own machine or container.
+const WILDCARD_HOSTS = new Set(['0.0.0.0', '::', '[::]'])
+
+/** Reads `healthcheck [--url URL]`; without a URL, the server the same environment would start is asked. */
+function parseHealthcheck(argv: readonly string[], env: Record<string, string | undefined>): Invocation {
+  let url: string | undefined
+  for (let i = 0; i < argv.length; i++) {
+    const match = /^--([a-z-]+)(?:=(.*))?$/s.exec(argv[i] as string)
+    if (match?.[1] === 'help') return { action: 'help' }
+    if (match?.[1] !== 'url') throw new UsageError(`healthcheck takes only --url URL, not "${argv[i]}"`)
+    url = match[2] ?? argv[++i]
+    if (url === undefined) throw new UsageError('--url needs a value')
+  }
+  if (url === undefined) {
+    const host = env.HOST?.trim() || '127.0.0.1'
+    const reachable = WILDCARD_HOSTS.has(host) ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host
+    url = `http://${reachable}:${parsePort(env.PORT ?? '3000')}`
+  }
+  if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol))
+    throw new UsageError(`--url must be an http(s) URL such as http://127.0.0.1:3000, not "${url}"`)
+  return { action: 'healthcheck', config: { url } }
+}
 
 /** Reads flags (which win) and environment variables into a validated invocation; throws {@link UsageError}. */
 export function parseArgs(argv: readonly string[], env: Record<string, string | undefined> = {}): Invocation {
+  if (argv[0] === 'healthcheck') return parseHealthcheck(argv.slice(1), env)
   const flags = new Map<string, string[]>()
-  const valued = new Set(['port', 'host', 'data', 'api-key', 'token-ttl', 'log', 'cors'])
-  const bare = new Set(['seed', 'help', 'version'])
+  const valued = new Set(['port', 'host', 'data', 'api-key', 'token-ttl', 'log', 'cors', 'delay'])
+  const bare = new Set(['seed', 'help', 'version', 'read-only', 'allow-reset'])
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string
     const match = /^--([a-z-]+)(?:=(.*))?$/s.exec(arg)
@@ -104,6 +171,7 @@ export function parseArgs(argv: readonly string[], env: Record<string, string | 
   if (flags.has('help')) return { action: 'help' }
   if (flags.has('version')) return { action: 'version' }
   const last = (name: string, variable: string) => flags.get(name)?.at(-1) ?? env[variable]
+  const on = (name: string, variable: string) => flags.has(name) || parseSwitch(env[variable] ?? '', variable)
   const data = last('data', 'ROCK_LEGENDS_DATA') ?? './data/db.json'
   if (data.trim() === '') throw new UsageError('--data must name a file or :memory:')
   const seed = last('seed', 'ROCK_LEGENDS_SEED')
@@ -120,6 +188,9 @@ export function parseArgs(argv: readonly string[], env: Record<string, string | 
       tokenTtlMs: parseDuration(last('token-ttl', 'ROCK_LEGENDS_TOKEN_TTL') ?? '24h'),
       log: parseLog(last('log', 'ROCK_LEGENDS_LOG') ?? 'pretty'),
       cors: list(last('cors', 'ROCK_LEGENDS_CORS') ?? ''),
+      delay: parseDelay(last('delay', 'ROCK_LEGENDS_DELAY') ?? '0'),
+      readOnly: on('read-only', 'ROCK_LEGENDS_READ_ONLY'),
+      allowReset: on('allow-reset', 'ROCK_LEGENDS_ALLOW_RESET'),
     },
   }
 }

@@ -1,13 +1,38 @@
 import type { LogMode } from './config.ts'
 
-/** Where the server writes what it does: start-up, seeding, failures. */
+/** One answered request, as the access log records it. */
+export interface AccessEntry {
+  method: string
+  /** The path and query as the client sent them. */
+  path: string
+  status: number
+  /** From the request's arrival to the handler's answer, in milliseconds. */
+  durationMs: number
+  /** The `X-Request-Id` of the answer: the client's own, or one generated for it. */
+  requestId: string
+}
+
+/** Where the server writes what it does: start-up, seeding, requests, failures. */
 export interface Logger {
   info(message: string, fields?: Record<string, unknown>): void
   error(message: string, error?: unknown): void
+  /** One line per answered request; absent with `--log off`, so the server then does no per-request work at all. */
+  access?: (entry: AccessEntry) => void
 }
 
 const describeError = (error: unknown) =>
   error instanceof Error ? (error.stack ?? `${error.name}: ${error.message}`) : String(error)
+
+// ANSI colours for the status of pretty access lines, only on a terminal that does not ask for none.
+const paint = (code: number, text: string) => `\x1b[${code}m${text}\x1b[0m`
+const statusColour = (status: number) => (status >= 500 ? 31 : status >= 400 ? 33 : status >= 300 ? 36 : 32)
+
+/** The pretty access line: `GET /api/v1/artists 200 1.2 ms 0190…`. */
+export function prettyAccess(entry: AccessEntry, colour = false): string {
+  const status = colour ? paint(statusColour(entry.status), String(entry.status)) : String(entry.status)
+  const id = colour ? paint(2, entry.requestId) : entry.requestId
+  return `${entry.method} ${entry.path} ${status} ${entry.durationMs.toFixed(1)} ms ${id}`
+}
 
 /** A logger for `--log`: pretty lines on stderr, JSON lines on stderr, or nothing. */
 export function createLogger(mode: LogMode): Logger {
@@ -18,8 +43,10 @@ export function createLogger(mode: LogMode): Logger {
     return {
       info: (message, fields = {}) => line('info', message, fields),
       error: (message, error) => line('error', message, error === undefined ? {} : { error: describeError(error) }),
+      access: (entry) => line('info', 'request', { ...entry, durationMs: Math.round(entry.durationMs * 1000) / 1000 }),
     }
   }
+  const colour = process.stderr.isTTY === true && !process.env.NO_COLOR
   return {
     info: (message, fields = {}) => {
       const extra = Object.entries(fields)
@@ -29,5 +56,6 @@ export function createLogger(mode: LogMode): Logger {
     },
     error: (message, error) =>
       process.stderr.write(`error: ${message}${error === undefined ? '' : `\n${describeError(error)}`}\n`),
+    access: (entry) => process.stderr.write(`${prettyAccess(entry, colour)}\n`),
   }
 }

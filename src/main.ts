@@ -1,6 +1,7 @@
 #!/usr/bin/env bun
 import pkg from '../package.json' with { type: 'json' }
 import { parseArgs, USAGE, UsageError } from './config.ts'
+import { checkHealth } from './healthcheck.ts'
 import { SeedError } from './seed/seed.ts'
 import { startServer } from './server.ts'
 import { DataFileError } from './store/json-file.ts'
@@ -13,6 +14,13 @@ async function main(argv: string[]): Promise<void> {
   const invocation = parseArgs(argv, process.env)
   if (invocation.action === 'help') return void process.stdout.write(USAGE)
   if (invocation.action === 'version') return void process.stdout.write(`rock-legends ${pkg.version}\n`)
+  if (invocation.action === 'healthcheck') {
+    const health = await checkHealth(invocation.config.url)
+    if (health.healthy) process.stdout.write(`healthy: ${health.detail}\n`)
+    else process.stderr.write(`rock-legends: unhealthy: ${health.detail}\n`)
+    process.exitCode = health.healthy ? 0 : 1
+    return
+  }
   // Signals are caught before start-up begins, so one that arrives early still gets a clean stop.
   const starting = startServer(invocation.config)
   const shutdown = async () => {

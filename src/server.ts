@@ -1,3 +1,4 @@
+import { captureStartState } from './admin/reset.ts'
 import { createApp } from './app.ts'
 import type { LogMode } from './config.ts'
 import { MAX_BODY_BYTES } from './http/body.ts'
@@ -21,6 +22,12 @@ export interface ServerOptions {
   log?: LogMode
   /** Origins allowed by CORS; none by default. */
   cors?: readonly string[]
+  /** Milliseconds to wait before every API response (`--delay`), for UI and timeout tests; 0 by default. */
+  delay?: number
+  /** Refuse every write with 403 (`--read-only`). */
+  readOnly?: boolean
+  /** Serve `POST /__admin/reset` and allow {@link RunningServer.reset} (`--allow-reset`). */
+  allowReset?: boolean
 }
 
 /** A running server. */
@@ -30,6 +37,11 @@ export interface RunningServer {
   port: number
   /** Stops accepting connections, lets requests in flight finish, flushes the store and releases the data file. */
   stop(): Promise<void>
+  /**
+   * Restores the data as it was at start-up (after seeding), in one durable write, like `POST /__admin/reset`.
+   * Rejects unless the server was started with `allowReset: true`.
+   */
+  reset(): Promise<void>
 }
 
 const urlHost = (host: string) => (host.includes(':') ? `[${host}]` : host)
@@ -53,6 +65,9 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     tokenTtlMs,
     log: mode = 'off',
     cors,
+    delay = 0,
+    readOnly = false,
+    allowReset = false,
   } = options
   const log = createLogger(mode)
   const store = await openStore(data)
@@ -66,11 +81,37 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     await store.close()
     throw error
   }
-  const app = createApp({ store, apiKeys, tokenTtlMs, cors, report: log.error })
-  // The body limit is enforced with a problem response by the JSON parser; this is the transport's backstop.
-  app.listen({ port, hostname: host, maxRequestBodySize: MAX_BODY_BYTES * 4 })
+  // Captured after seeding: the state a reset goes back to. Only when asked, as it holds a copy of all the data.
+  const reset = allowReset ? captureStartState(store) : undefined
+  const app = createApp({
+    store,
+    apiKeys,
+    tokenTtlMs,
+    cors,
+    delay,
+    readOnly,
+    reset,
+    report: log.error,
+    accessLog: log.access,
+  })
+  try {
+    app.listen({
+      port,
+      hostname: host,
+      // The body limit is enforced with a problem response by the JSON parser; this is the transport's backstop.
+      maxRequestBodySize: MAX_BODY_BYTES * 4,
+      // Elysia asks for SO_REUSEPORT, which lets a second server on the same port silently take half the requests.
+      reusePort: false,
+      // A connection silent for this long is closed; a delayed answer must not count as silence (at most 255 s).
+      idleTimeout: 30 + Math.ceil(delay / 1000),
+    })
+    if (!app.server) throw new Error('the server did not start')
+  } catch (error) {
+    // An embedding process lives on: a port in use must not leave the data file locked.
+    await store.close()
+    throw error
+  }
   const server = app.server
-  if (!server) throw new Error('the server did not start')
   let stopping: Promise<void> | undefined
   return {
     url: `http://${urlHost(host)}:${server.port}`,
@@ -78,9 +119,12 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     stop: () => {
       stopping ??= (async () => {
         await server.stop()
+        // Access log lines are written just after each answer; let those of the last answers out first.
+        await new Promise((resolve) => setImmediate(resolve))
         await store.close()
       })()
       return stopping
     },
+    reset: () => reset?.() ?? Promise.reject(new Error('start the server with allowReset: true to reset it')),
   }
 }

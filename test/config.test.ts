@@ -10,6 +10,9 @@ const defaults: Config = {
   tokenTtlMs: 24 * 3_600_000,
   log: 'pretty',
   cors: [],
+  delay: 0,
+  readOnly: false,
+  allowReset: false,
 }
 
 const run = (argv: string[], env: Record<string, string> = {}) => {
@@ -44,6 +47,19 @@ describe('parseArgs', () => {
     [['--log', 'json'], {}, { log: 'json' }],
     [[], { ROCK_LEGENDS_LOG: 'off' }, { log: 'off' }],
     [['--cors', 'https://a.example, https://b.example'], {}, { cors: ['https://a.example', 'https://b.example'] }],
+    [['--delay', '250'], {}, { delay: 250 }],
+    [['--delay=0'], {}, { delay: 0 }],
+    [[], { ROCK_LEGENDS_DELAY: '1500' }, { delay: 1500 }],
+    [['--delay', '20'], { ROCK_LEGENDS_DELAY: '1500' }, { delay: 20 }],
+    [['--read-only'], {}, { readOnly: true }],
+    [[], { ROCK_LEGENDS_READ_ONLY: 'true' }, { readOnly: true }],
+    [[], { ROCK_LEGENDS_READ_ONLY: '1' }, { readOnly: true }],
+    [[], { ROCK_LEGENDS_READ_ONLY: 'false' }, { readOnly: false }],
+    [[], { ROCK_LEGENDS_READ_ONLY: '' }, { readOnly: false }],
+    [['--read-only'], { ROCK_LEGENDS_READ_ONLY: 'false' }, { readOnly: true }],
+    [['--allow-reset'], {}, { allowReset: true }],
+    [[], { ROCK_LEGENDS_ALLOW_RESET: 'TRUE' }, { allowReset: true }],
+    [[], { ROCK_LEGENDS_ALLOW_RESET: '0' }, { allowReset: false }],
   ] as [string[], Record<string, string>, Partial<Config>][])('%p with %p', (argv, env, expected) => {
     expect(run(argv, env)).toEqual({ ...defaults, ...expected })
   })
@@ -61,8 +77,41 @@ describe('parseArgs', () => {
     [['--verbose']],
     [['serve']],
     [['--help=yes']],
+    [['--delay', '-5']],
+    [['--delay', '1.5']],
+    [['--delay', '2s']],
+    [['--delay', '120001']],
+    [['--delay']],
+    [['--read-only=yes']],
+    [['--allow-reset', 'true']],
+    [['healthcheck', '--port', '3000']],
+    [['healthcheck', '--url']],
+    [['healthcheck', '--url', 'not a url']],
+    [['healthcheck', '--url', 'ftp://127.0.0.1:3000']],
+    [['healthcheck', 'http://127.0.0.1:3000']],
   ])('%p is a usage error', (argv) => {
     expect(() => parseArgs(argv, {})).toThrow(UsageError)
+  })
+
+  test.each([
+    [{ ROCK_LEGENDS_READ_ONLY: 'yes' }],
+    [{ ROCK_LEGENDS_ALLOW_RESET: 'on' }],
+    [{ ROCK_LEGENDS_DELAY: 'slow' }],
+  ])('%p is a usage error', (env) => {
+    expect(() => parseArgs([], env)).toThrow(UsageError)
+  })
+
+  test.each([
+    [['healthcheck'], {}, 'http://127.0.0.1:3000'],
+    [['healthcheck'], { PORT: '8080' }, 'http://127.0.0.1:8080'],
+    [['healthcheck'], { PORT: '8080', HOST: '0.0.0.0' }, 'http://127.0.0.1:8080'],
+    [['healthcheck'], { HOST: '::' }, 'http://127.0.0.1:3000'],
+    [['healthcheck'], { HOST: '::1' }, 'http://[::1]:3000'],
+    [['healthcheck'], { HOST: '10.0.0.5', PORT: '81' }, 'http://10.0.0.5:81'],
+    [['healthcheck', '--url', 'http://10.1.2.3:9000'], { PORT: '8080' }, 'http://10.1.2.3:9000'],
+    [['healthcheck', '--url=https://api.example/rl'], {}, 'https://api.example/rl'],
+  ] as [string[], Record<string, string>, string][])('%p with %p asks %s', (argv, env, url) => {
+    expect(parseArgs(argv, env)).toEqual({ action: 'healthcheck', config: { url } })
   })
 
   test('--help and --version win over everything else', () => {

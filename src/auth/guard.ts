@@ -65,9 +65,10 @@ export function authenticate(headers: Headers, checks: readonly CredentialCheck[
 }
 
 /**
- * Plugin adding the `auth` and `user` route options: `{ auth: true }` checks credentials before the body or
- * parameters are validated (an anonymous caller learns nothing about the API's rules) and gives the handler
- * `caller`; `{ user: true }` also requires that caller to be a user (403 for a service key, which belongs to no one).
+ * Plugin adding the `auth`, `user` and `service` route options: `{ auth: true }` checks credentials before the body
+ * or parameters are validated (an anonymous caller learns nothing about the API's rules) and gives the handler
+ * `caller`; `{ user: true }` also requires that caller to be a user (403 for a service key, which belongs to no one);
+ * `{ service: true }` requires an operator's service key (403 for a user's token or key).
  */
 export function authGuard(checks: readonly CredentialCheck[]) {
   const callers = new WeakMap<Request, Caller>()
@@ -90,6 +91,15 @@ export function authGuard(checks: readonly CredentialCheck[]) {
         callers.set(request, caller)
       },
       resolve: ({ request }) => ({ caller: callers.get(request) as UserCaller }),
+    },
+    service: {
+      transform({ request }) {
+        if (authenticate(request.headers, checks).kind !== 'service')
+          throw new Problem(
+            'credential-not-allowed',
+            "This operation belongs to the server's operator: send one of its service keys (--api-key) as X-API-Key.",
+          )
+      },
     },
   })
 }

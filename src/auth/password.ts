@@ -1,5 +1,3 @@
-import { hash, verify } from '@node-rs/argon2'
-
 /** Hashes and verifies passwords; the accounts service takes one so tests can watch it work. */
 export interface PasswordHasher {
   /** The PHC string (`$argon2id$v=19$m=…`) of a new salted hash of `password`. */
@@ -14,10 +12,18 @@ export interface PasswordHasher {
 // Argon2id: the package declares it as a const enum, which isolated modules cannot read.
 const OPTIONS = { algorithm: 2, memoryCost: 19_456, timeCost: 2, parallelism: 1 } as const
 
+// The native addon is loaded on first use: loading it costs milliseconds of start-up that a server which never sees
+// a password (a read-only fixture, a test of the catalogue) would pay for nothing.
+let addon: Promise<typeof import('@node-rs/argon2')> | undefined
+const argon2 = () => {
+  addon ??= import('@node-rs/argon2')
+  return addon
+}
+
 /** The argon2id hasher, through the @node-rs/argon2 native addon (which `bun build --compile` embeds). */
 export const argon2id: PasswordHasher = {
-  hash: (password) => hash(password, OPTIONS),
-  verify: (hashed, password) => verify(hashed, password),
+  hash: async (password) => (await argon2()).hash(password, OPTIONS),
+  verify: async (hashed, password) => (await argon2()).verify(hashed, password),
 }
 
 const dummies = new WeakMap<PasswordHasher, Promise<string>>()

@@ -10,6 +10,7 @@ interface ErrorContext {
   code: unknown
   error: unknown
   request: Request
+  set: { status?: number | string }
 }
 
 /** The problem for anything thrown while answering a request. */
@@ -47,5 +48,12 @@ function toProblem({ code, error, request }: ErrorContext, allowed: (path: strin
  * HTTP status. Stacks go to `report`, never to the client.
  */
 export function problemResponder(allowed: (path: string) => string[], report: ErrorReporter) {
-  return (context: ErrorContext) => toProblem(context, allowed, report).toResponse()
+  // Destructured in the signature on purpose: Elysia reads a hook's parameters to decide what every route must
+  // prepare, and a hook taking the whole context would make each request parse headers, cookies and query.
+  return ({ code, error, request, set }: ErrorContext) => {
+    const problem = toProblem({ code, error, request, set }, allowed, report)
+    // Recorded on the context too, so the access log sees the status this answer goes out with.
+    set.status = problem.status
+    return problem.toResponse()
+  }
 }

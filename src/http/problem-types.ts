@@ -35,13 +35,14 @@ export const problemTypes = {
   forbidden: {
     status: 403,
     title: 'The operation is not allowed',
-    explanation: 'The server refuses this operation whoever asks, for example because it runs read-only.',
+    explanation:
+      'The server refuses this operation whoever asks, for example because it runs read-only (--read-only): reads work, every write is refused.',
   },
   'credential-not-allowed': {
     status: 403,
     title: 'These credentials cannot be used for this operation',
     explanation:
-      "The credentials are valid, but not for this. Account operations under /api/v1/user act for a user, so they need that user's bearer token or personal API key; an operator's service key belongs to no user. Logging out ends a bearer token: to revoke a personal API key, use DELETE /api/v1/user/api-keys/{id}.",
+      "The credentials are valid, but not for this. Account operations under /api/v1/user act for a user, so they need that user's bearer token or personal API key; an operator's service key belongs to no user. Logging out ends a bearer token: to revoke a personal API key, use DELETE /api/v1/user/api-keys/{id}. The other way round, operations of the operator (resetting a fixture server with POST /__admin/reset) need a service key (--api-key), not a user's credentials.",
   },
   'not-found': {
     status: 404,

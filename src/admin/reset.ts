@@ -1,0 +1,36 @@
+import { Elysia } from 'elysia'
+import type { authGuard } from '../auth/guard.ts'
+import type { Store } from '../store/store.ts'
+
+/** Puts a store back as it was when the reset point was captured. */
+export type Reset = () => Promise<void>
+
+/**
+ * Captures what `store` holds now (after seeding, at start-up) and returns the function that restores it, records
+ * and id counters alike, in one durable write: each test of a suite can start from the same fixture.
+ *
+ * @example
+ * const reset = captureStartState(store)
+ * await reset()
+ */
+export function captureStartState(store: Store): Reset {
+  const snapshot = store.snapshot()
+  return () => store.restore(snapshot)
+}
+
+/**
+ * `POST /__admin/reset` for `--allow-reset`: restores the start-up state and answers 204. Only an operator's service
+ * key may call it; without `reset` the route does not exist (404), so a production server cannot be wiped.
+ */
+export function resetRoutes(reset: Reset | undefined, guard: ReturnType<typeof authGuard>) {
+  const plugin = new Elysia()
+  if (!reset) return plugin
+  return plugin.use(guard).post(
+    '/__admin/reset',
+    async () => {
+      await reset()
+      return new Response(null, { status: 204 })
+    },
+    { service: true, detail: { hide: true } },
+  )
+}

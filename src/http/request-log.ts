@@ -1,0 +1,52 @@
+import { Elysia } from 'elysia'
+import type { AccessEntry } from '../log.ts'
+
+/** The header that carries a request's id, in both directions. */
+export const REQUEST_ID = 'x-request-id'
+
+// A client's id is echoed only if it is short and printable, so it cannot forge or break a log line.
+const USABLE_ID = /^[\x21-\x7e]{1,128}$/
+
+/** The client's `X-Request-Id` when it is usable, else a new time-ordered UUID (v7). */
+export function requestIdOf(request: Request): string {
+  const given = request.headers.get(REQUEST_ID)
+  return given !== null && USABLE_ID.test(given) ? given : Bun.randomUUIDv7()
+}
+
+/** The status an answer went out with: a Response's own, else the one set on the context (problems set it too). */
+function statusOf(value: unknown, status: number | string | undefined): number {
+  if (value instanceof Response && value.status !== 200) return value.status
+  return typeof status === 'number' ? status : 200
+}
+
+/**
+ * Request ids and the access log: every answer carries `X-Request-Id` (the client's, or a generated one) and, once
+ * it is sent, `write` gets one {@link AccessEntry}. Without `write` (`--log off`) the plugin adds nothing, so the
+ * server does no per-request work for a log nobody reads.
+ *
+ * @example
+ * app.use(requestLog(logger.access))
+ */
+export function requestLog(write: ((entry: AccessEntry) => void) | undefined) {
+  const plugin = new Elysia()
+  if (!write) return plugin
+  const started = new WeakMap<Request, { at: number; id: string }>()
+  return plugin
+    .onRequest(({ request, set }) => {
+      const id = requestIdOf(request)
+      set.headers[REQUEST_ID] = id
+      started.set(request, { at: performance.now(), id })
+    })
+    .onAfterResponse({ as: 'global' }, ({ request, set, responseValue }) => {
+      const start = started.get(request)
+      if (!start) return
+      const url = request.url
+      write({
+        method: request.method,
+        path: url.slice(url.indexOf('/', url.indexOf('//') + 2)),
+        status: statusOf(responseValue, set.status),
+        durationMs: performance.now() - start.at,
+        requestId: start.id,
+      })
+    })
+}

@@ -1,0 +1,140 @@
+import { beforeAll, describe, expect, test } from 'bun:test'
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { inspectExecutable } from '../../src/build/inspect-executable.ts'
+import { adhocSign } from '../../src/build/macho-sign.ts'
+import { argon2Package, nativeModuleOf, outfileOf, TARGETS } from '../../src/build/release.ts'
+
+// `bun run build:all` as a release manager runs it, then every file checked independently of the script's report.
+const ROOT = resolve(import.meta.dir, '../..')
+
+function newest(path: string): number {
+  const stat = statSync(path)
+  if (!stat.isDirectory()) return stat.mtimeMs
+  return Math.max(0, ...readdirSync(path).map((name) => newest(join(path, name))))
+}
+
+/** Runs `bun run build:all` unless every executable is newer than every source; resolves with its output. */
+async function ensureRelease(): Promise<string> {
+  const sources = Math.max(
+    ...['src', 'data/legends.json', 'package.json', 'bun.lock'].map((p) => newest(join(ROOT, p))),
+  )
+  const built = TARGETS.map((target) => statSync(outfileOf(target), { throwIfNoEntry: false })?.mtimeMs ?? 0)
+  if (Math.min(...built) > sources) return '(up to date)'
+  const build = Bun.spawn(['bun', 'run', 'build:all'], { cwd: ROOT, stdout: 'pipe', stderr: 'pipe' })
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(build.stdout).text(),
+    new Response(build.stderr).text(),
+    build.exited,
+  ])
+  if (code !== 0) throw new Error(`build:all failed (${code}):\n${stdout}\n${stderr}`)
+  return stdout
+}
+
+const files = new Map<string, Buffer>()
+beforeAll(async () => {
+  await ensureRelease()
+  for (const target of TARGETS) files.set(target.name, readFileSync(outfileOf(target)))
+}, 180_000)
+
+describe('bun run build:all', () => {
+  test.each(TARGETS.map((target) => [target.name, target] as const))(
+    '%s: the right format and CPU, carrying its own argon2 module',
+    async (_, target) => {
+      const bytes = files.get(target.name) as Buffer
+      const info = inspectExecutable(bytes)
+      expect(info).toMatchObject({ format: target.format, arch: target.arch })
+      if (target.format === 'macho') expect(info.signature).toBe('valid')
+      const module = readFileSync(nativeModuleOf(await argon2Package(target)))
+      expect(bytes.indexOf(module)).toBeGreaterThan(0)
+      // And no other platform's: each executable carries exactly one argon2 module.
+      for (const other of TARGETS.filter((each) => each.argon2 !== target.argon2)) {
+        const foreign = readFileSync(nativeModuleOf(await argon2Package(other)))
+        expect(bytes.indexOf(foreign.subarray(0, 4096))).toBe(-1)
+      }
+    },
+  )
+
+  test('lists every executable in dist/SHA256SUMS with its hash', () => {
+    const sums = readFileSync(join(ROOT, 'dist/SHA256SUMS'), 'utf8')
+    for (const target of TARGETS) {
+      const hash = new Bun.CryptoHasher('sha256').update(files.get(target.name) as Buffer).digest('hex')
+      expect(sums).toContain(`${hash}  ${outfileOf(target).split('/').at(-1)}`)
+    }
+  })
+
+  test('linux-x64 runs here: it serves, and signs up and logs in (argon2 hashing and verifying)', async () => {
+    expect(await signUpAndLogIn([outfileOf(TARGETS[0] as (typeof TARGETS)[number])])).toEqual([201, 200, 401])
+  })
+
+  const qemu = '/usr/bin/qemu-aarch64-static'
+  const sysroot = '/usr/aarch64-linux-gnu'
+  const emulated = existsSync(qemu) && existsSync(join(sysroot, 'lib/libgcc_s.so.1'))
+  test.skipIf(!emulated)(
+    'linux-arm64 runs under qemu (when installed): it signs up and logs in',
+    async () => {
+      const arm64 = TARGETS.find((target) => target.name === 'linux-arm64') as (typeof TARGETS)[number]
+      expect(await signUpAndLogIn([qemu, '-L', sysroot, outfileOf(arm64)])).toEqual([201, 200, 401])
+    },
+    60_000,
+  )
+})
+
+describe('Mach-O signatures', () => {
+  test("our ad-hoc signer writes exactly the signature Bun's own darwin-arm64 signer writes", () => {
+    const bun = files.get('darwin-arm64') as Buffer
+    expect(inspectExecutable(bun).signature).toBe('valid')
+    // Bun names the code "a.out"; given the same name, re-signing must not change a single byte.
+    expect(Buffer.from(adhocSign(bun, 'a.out')).equals(bun)).toBe(true)
+  })
+
+  test('a changed byte, or a stale signature, is caught', () => {
+    const copy = Buffer.from(files.get('darwin-x64') as Buffer)
+    expect(inspectExecutable(copy).signature).toBe('valid')
+    const index = copy.length >> 1
+    copy[index] = (copy[index] as number) ^ 0xff
+    expect(inspectExecutable(copy).signature).toBe('invalid')
+  })
+})
+
+describe('README', () => {
+  test('states, for every target, what was verified and how to run it', () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
+    for (const target of TARGETS) expect(readme).toContain(`| \`${outfileOf(target).split('/').at(-1)}\` |`)
+  })
+})
+
+/** Starts an executable (optionally through an emulator), signs up, logs in, and tries a wrong password. */
+async function signUpAndLogIn(command: string[]): Promise<number[]> {
+  const child = Bun.spawn([...command, '--port', '0', '--data', ':memory:', '--log', 'off'], {
+    stdin: 'ignore',
+    stdout: 'pipe',
+    stderr: 'pipe',
+    env: { PATH: process.env.PATH ?? '' },
+  })
+  try {
+    const reader = child.stdout.getReader()
+    let text = ''
+    while (!text.includes('\n')) {
+      const { value, done } = await reader.read()
+      if (done) throw new Error(`exited before it was ready: ${await new Response(child.stderr).text()}`)
+      text += new TextDecoder().decode(value)
+    }
+    const url = /listening on (\S+)/.exec(text)?.[1]
+    const post = (path: string, body: unknown) =>
+      fetch(`${url}/api/v1/user/${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      }).then((response) => response.status)
+    const user = { name: 'Release', email: 'release@rock-legends.com', password: 'i-love-rock' }
+    return [
+      await post('signup', user),
+      await post('login', { email: user.email, password: user.password }),
+      await post('login', { email: user.email, password: 'not-the-password' }),
+    ]
+  } finally {
+    child.kill('SIGKILL')
+    await child.exited
+  }
+}

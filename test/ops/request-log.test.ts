@@ -1,0 +1,142 @@
+import { describe, expect, test } from 'bun:test'
+import { createApp } from '../../src/app.ts'
+import { SECURITY_HEADERS } from '../../src/http/security-headers.ts'
+import { type AccessEntry, prettyAccess } from '../../src/log.ts'
+import { openMemoryStore } from '../../src/store/memory.ts'
+import { SERVICE_KEY } from '../helpers.ts'
+
+const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
+
+/** An app that logs into an array; entries arrive just after each answer is sent. */
+function loggedApp(options: { cors?: string[] } = {}) {
+  const entries: AccessEntry[] = []
+  const app = createApp({
+    store: openMemoryStore(),
+    apiKeys: [SERVICE_KEY],
+    accessLog: (entry) => entries.push(entry),
+    report: () => {},
+    ...options,
+  })
+  const send = async (path: string, init: RequestInit = {}) => {
+    const response = await app.handle(new Request(`http://localhost${path}`, init))
+    await response.arrayBuffer()
+    // The access log is written after the answer has gone out.
+    for (let i = 0; i < 100 && entries.length === 0; i++) await Bun.sleep(1)
+    return { response, entry: entries.shift() }
+  }
+  return { send, entries }
+}
+
+const json = { 'content-type': 'application/json' }
+
+describe('request ids', () => {
+  test('a request without one gets a generated UUIDv7, in the answer and in the log', async () => {
+    const { send } = loggedApp()
+    const { response, entry } = await send('/api/v1/artists')
+    const id = response.headers.get('x-request-id')
+    expect(id).toMatch(UUID_V7)
+    expect(entry?.requestId).toBe(id as string)
+    const second = await send('/api/v1/artists')
+    expect(second.response.headers.get('x-request-id')).not.toBe(id)
+  })
+
+  test.each([
+    ['a UUID', '3f1c2a9e-1b7d-4c55-9a0b-5d2f6e7a8b9c'],
+    ['a proxy-style id', 'req-42:abc/def+ghi='],
+    ['128 characters', 'x'.repeat(128)],
+  ])("the client's own id is echoed: %s", async (_, id) => {
+    const { send } = loggedApp()
+    const { response, entry } = await send('/api/v1/artists', { headers: { 'x-request-id': id } })
+    expect(response.headers.get('x-request-id')).toBe(id)
+    expect(entry?.requestId).toBe(id)
+  })
+
+  test.each([
+    ['too long', 'x'.repeat(129)],
+    ['with spaces', 'two words'],
+    ['with a control character', 'evil\u0007bell'],
+    ['non-ASCII', 'pedido-ñ'],
+  ])('an unusable id (%s) is replaced, so it cannot forge a log line', async (_, id) => {
+    const { send } = loggedApp()
+    const { response } = await send('/api/v1/artists', { headers: { 'x-request-id': id } })
+    expect(response.headers.get('x-request-id')).toMatch(UUID_V7)
+  })
+
+  test('without an access log there are no ids and no per-request work', async () => {
+    const app = createApp({ store: openMemoryStore(), report: () => {} })
+    const response = await app.handle(new Request('http://localhost/api/v1/artists'))
+    expect(response.headers.get('x-request-id')).toBeNull()
+  })
+})
+
+describe('the access log', () => {
+  test.each([
+    ['GET', '/api/v1/artists?limit=2', undefined, {}, 200],
+    ['GET', '/api/v1/artists/7', undefined, {}, 404],
+    ['GET', '/api/v1/artists?limit=abc', undefined, {}, 400],
+    ['GET', '/no/such/thing', undefined, {}, 404],
+    ['PATCH', '/api/v1/artists', undefined, {}, 405],
+    ['POST', '/api/v1/artists', '{"name":"Moris"}', json, 401],
+    ['POST', '/api/v1/artists', '{"name":"Moris"}', { ...json, 'x-api-key': SERVICE_KEY }, 201],
+    ['POST', '/api/v1/artists', 'name=Moris', { 'content-type': 'text/plain', 'x-api-key': SERVICE_KEY }, 415],
+    ['POST', '/api/v1/artists', '{"name":', { ...json, 'x-api-key': SERVICE_KEY }, 400],
+    ['HEAD', '/api/v1/artists', undefined, {}, 200],
+    ['GET', '/healthz', undefined, {}, 200],
+  ] as const)('%s %s → %d is logged with that status', async (method, path, body, headers, status) => {
+    const { send } = loggedApp()
+    const { response, entry } = await send(path, { method, body, headers })
+    expect(response.status).toBe(status)
+    expect(entry).toMatchObject({ method, path, status, requestId: response.headers.get('x-request-id') as string })
+    expect(entry?.durationMs).toBeGreaterThanOrEqual(0)
+  })
+
+  test('pretty lines read left to right, colour only when asked', () => {
+    const entry = { method: 'GET', path: '/api/v1/artists', status: 200, durationMs: 1.234, requestId: 'abc' }
+    expect(prettyAccess(entry)).toBe('GET /api/v1/artists 200 1.2 ms abc')
+    expect(prettyAccess({ ...entry, status: 503 }, true)).toContain('\x1b[31m503\x1b[0m')
+  })
+})
+
+describe('security headers', () => {
+  const expectSecure = (response: Response) => {
+    for (const [name, value] of Object.entries(SECURITY_HEADERS)) expect(response.headers.get(name)).toBe(value)
+  }
+
+  test.each([
+    ['a record', '/api/v1/artists'],
+    ['a problem', '/api/v1/artists/9'],
+    ['an unknown route', '/nope'],
+    ['the OpenAPI document', '/openapi.json'],
+    ['the health check', '/healthz'],
+  ])('on %s, with or without an access log', async (_, path) => {
+    for (const accessLog of [undefined, () => {}]) {
+      const app = createApp({ store: openMemoryStore(), accessLog, report: () => {} })
+      expectSecure(await app.handle(new Request(`http://localhost${path}`)))
+    }
+  })
+
+  test('on a CORS preflight and a CORS answer, beside the CORS headers', async () => {
+    const app = createApp({ store: openMemoryStore(), cors: ['https://demo.example'], report: () => {} })
+    const origin = { origin: 'https://demo.example' }
+    const preflight = await app.handle(
+      new Request('http://localhost/api/v1/artists', {
+        method: 'OPTIONS',
+        headers: { ...origin, 'access-control-request-method': 'POST' },
+      }),
+    )
+    expect(preflight.status).toBe(204)
+    expectSecure(preflight)
+    const answer = await app.handle(new Request('http://localhost/api/v1/artists', { headers: origin }))
+    expect(answer.headers.get('access-control-allow-origin')).toBe('https://demo.example')
+    expectSecure(answer)
+  })
+
+  test("a route's own value wins and is not repeated", async () => {
+    const store = openMemoryStore()
+    await store.load([{ name: 'Moris', description: null, band: null, albums: [] }])
+    const app = createApp({ store, report: () => {} })
+    const cover = await app.handle(new Request('http://localhost/covers/artists/1.svg'))
+    expect(cover.headers.get('x-content-type-options')).toBe('nosniff')
+    expect(cover.headers.get('content-security-policy')).toBe("default-src 'none'")
+  })
+})
