@@ -1,19 +1,25 @@
 import { Elysia, t } from 'elysia'
 import { accountRoutes } from './accounts/routes.ts'
-import { Accounts } from './accounts/service.ts'
+import { type AccountLimits, Accounts } from './accounts/service.ts'
+import { type Reset, resetRoutes } from './admin/reset.ts'
 import { authGuard, serviceKeys } from './auth/guard.ts'
 import { userCredentials } from './auth/user-credentials.ts'
 import { albumRoutes } from './catalogue/albums.ts'
 import { artistRoutes } from './catalogue/artists.ts'
 import { Catalogue } from './catalogue/service.ts'
 import { coverRoutes } from './covers/routes.ts'
-import { openapiDocument } from './docs/openapi.ts'
+import { docsRoutes } from './docs/openapi.ts'
 import { allowedMethods } from './http/allowed-methods.ts'
 import { parseJsonBody } from './http/body.ts'
 import { cors } from './http/cors.ts'
+import { delay } from './http/delay.ts'
 import { type ErrorReporter, problemResponder } from './http/error-handler.ts'
 import { notFound } from './http/problem.ts'
 import { type ProblemKind, problemTypes } from './http/problem-types.ts'
+import { readOnly } from './http/read-only.ts'
+import { requestLog } from './http/request-log.ts'
+import { securityHeaders } from './http/security-headers.ts'
+import type { AccessEntry } from './log.ts'
 import type { Store } from './store/store.ts'
 
 /** What an app is built from. */
@@ -29,6 +35,16 @@ export interface AppOptions {
   tokenTtlMs?: number
   /** Origins allowed by CORS (`--cors`); none by default. */
   cors?: readonly string[]
+  /** Where each answered request is logged, with its `X-Request-Id`; no access log (and no ids) by default. */
+  accessLog?: (entry: AccessEntry) => void
+  /** Milliseconds to wait before every API response (`--delay`); none by default. */
+  delay?: number
+  /** Refuse every write with 403 (`--read-only`). */
+  readOnly?: boolean
+  /** Serves `POST /__admin/reset` (service key) calling this (`--allow-reset`; see `captureStartState`). */
+  reset?: Reset
+  /** The brakes on sign-up and login; `ACCOUNT_LIMITS` by default (tests that sign up many users raise them). */
+  limits?: AccountLimits
 }
 
 const defaultReport: ErrorReporter = (message, error) => console.error(message, error)
@@ -45,9 +61,14 @@ export function createApp({
   now = () => new Date(),
   tokenTtlMs = DAY_MS,
   cors: corsOrigins = [],
+  accessLog,
+  delay: delayMs = 0,
+  readOnly: refuseWrites = false,
+  reset,
+  limits,
 }: AppOptions) {
   const catalogue = new Catalogue(store)
-  const accounts = new Accounts(store, { now, tokenTtlMs })
+  const accounts = new Accounts(store, { now, tokenTtlMs, limits })
   const guard = authGuard([serviceKeys(apiKeys), userCredentials(store, now)])
   const latestYear = now().getUTCFullYear() + 1
   const app = new Elysia({ normalize: false })
@@ -55,8 +76,12 @@ export function createApp({
   return app
     .onParse({ as: 'global' }, parseJsonBody)
     .onError({ as: 'global' }, problemResponder(allowed, report))
+    .use(requestLog(accessLog))
+    .use(securityHeaders())
     .use(cors(corsOrigins))
-    .use(openapiDocument())
+    .use(delay(delayMs))
+    .use(readOnly(refuseWrites))
+    .use(docsRoutes(() => app.routes))
     .get('/healthz', () => ({ status: 'ok' as const }), {
       response: t.Object({ status: t.Literal('ok') }),
       detail: { hide: true },
@@ -76,6 +101,7 @@ export function createApp({
     .use(albumRoutes(catalogue, guard, latestYear))
     .use(accountRoutes(accounts, guard))
     .use(coverRoutes(store))
+    .use(resetRoutes(reset, guard))
 }
 
 /** The app type, for typed clients. */

@@ -1,6 +1,7 @@
 import { createApp } from '../src/app.ts'
 import { openMemoryStore } from '../src/store/memory.ts'
 import type { Store } from '../src/store/store.ts'
+import { expectDocumented } from './support/openapi.ts'
 
 /** The service key every in-process test app accepts. */
 export const SERVICE_KEY = 'test-service-key'
@@ -18,7 +19,10 @@ interface Call {
 export function testApp(store: Store = openMemoryStore(), options: { now?: () => Date } = {}) {
   const errors: unknown[] = []
   const app = createApp({ store, apiKeys: [SERVICE_KEY], report: (_, error) => errors.push(error), ...options })
-  /** Sends one request through the whole app; a non-string body is sent as JSON. */
+  /**
+   * Sends one request through the whole app; a non-string body is sent as JSON. Every answer is checked against the
+   * OpenAPI document, so a test that meets an undocumented answer fails, and the document cannot drift.
+   */
   const call = async (path: string, { method = 'GET', body, headers = {} }: Call = {}) => {
     const init: RequestInit = { method, headers: { ...headers } }
     if (body !== undefined) {
@@ -27,6 +31,7 @@ export function testApp(store: Store = openMemoryStore(), options: { now?: () =>
     }
     const response = await app.handle(new Request(`http://localhost${path}`, init))
     const text = await response.text()
+    await expectDocumented({ method, path, status: response.status, headers: response.headers, text })
     let json: unknown
     try {
       json = text ? JSON.parse(text) : undefined

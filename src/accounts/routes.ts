@@ -1,8 +1,9 @@
 import type { Server } from 'bun'
 import { Elysia, t } from 'elysia'
 import type { authGuard } from '../auth/guard.ts'
+import { anyCredential, bearerToken, publicAccess } from '../docs/security.ts'
 import { notFound } from '../http/problem.ts'
-import { problemResponses } from '../http/responses.ts'
+import { described, problemResponses } from '../http/responses.ts'
 import {
   ApiKey,
   ApiKeyIdParams,
@@ -26,8 +27,6 @@ const IN_PROCESS = 'in-process'
 /** The address a request came from, the key of the per-client rate limits. */
 const clientOf = (server: Server<unknown> | null, request: Request) => server?.requestIP(request)?.address ?? IN_PROCESS
 
-// OpenAPI security: a bearer token or a personal key (the alternatives are separate requirement objects).
-const signedIn: Record<string, string[]>[] = [{ bearerAuth: [] }, { apiKeyHeader: [] }]
 const unknownKey = (id: number) => notFound(`You have no API key ${id}.`)
 const noContent = () => new Response(null, { status: 204 })
 
@@ -45,14 +44,34 @@ export const accountRoutes = (accounts: Accounts, guard: ReturnType<typeof authG
       },
       {
         body: SignupInput,
-        response: { 201: User, ...problemResponses(400, 409, 413, 415, 429, 503) },
-        detail: { operationId: 'createUser', summary: 'Create a user', tags: ['Accounts'], security: [] },
+        response: {
+          201: described(User, 'The new user; `Location` is where they can read their profile once logged in.'),
+          ...problemResponses(400, 409, 413, 415, 429, 503),
+        },
+        detail: {
+          operationId: 'createUser',
+          summary: 'Create a user',
+          description:
+            'Signs up. The email is trimmed, lower-cased and must be unused (409 otherwise); the password is 8–1,024 characters and kept only as an argon2id hash. Then log in for a bearer token.',
+          tags: ['Accounts'],
+          security: publicAccess,
+        },
       },
     )
     .post('/login', ({ body, server, request }) => accounts.logIn(body, clientOf(server, request)), {
       body: LoginInput,
-      response: { 200: Session, ...problemResponses(400, 401, 413, 415, 429, 503) },
-      detail: { operationId: 'loginUser', summary: 'Log in for a bearer token', tags: ['Accounts'], security: [] },
+      response: {
+        200: described(Session, 'You are logged in: the bearer token is shown this once.'),
+        ...problemResponses(400, 401, 413, 415, 429, 503),
+      },
+      detail: {
+        operationId: 'loginUser',
+        summary: 'Log in for a bearer token',
+        description:
+          'Exchanges email and password for a bearer token (24 hours by default). A wrong password and an unknown email get the same 401; repeated failures get 429 with `Retry-After`.',
+        tags: ['Accounts'],
+        security: publicAccess,
+      },
     })
     .get(
       '/me',
@@ -63,8 +82,15 @@ export const accountRoutes = (accounts: Accounts, guard: ReturnType<typeof authG
       },
       {
         user: true,
-        response: { 200: User, ...problemResponses(401, 403, 404) },
-        detail: { operationId: 'getCurrentUser', summary: 'Who am I', tags: ['Accounts'], security: signedIn },
+        response: { 200: described(User, 'The signed-in user.'), ...problemResponses(401, 403, 404) },
+        detail: {
+          operationId: 'getCurrentUser',
+          summary: 'Who am I',
+          description:
+            'The user whose bearer token or personal API key the request carries. A service key is 403: it belongs to no user.',
+          tags: ['Accounts'],
+          security: anyCredential,
+        },
       },
     )
     .post(
@@ -79,8 +105,10 @@ export const accountRoutes = (accounts: Accounts, guard: ReturnType<typeof authG
         detail: {
           operationId: 'logoutUser',
           summary: 'Revoke the bearer token of this request',
+          description:
+            'Logs out: the bearer token the request carries stops working at once. Personal API keys are revoked one by one instead (403 here).',
           tags: ['Accounts'],
-          security: [{ bearerAuth: [] }],
+          security: bearerToken,
         },
       },
     )
@@ -95,23 +123,34 @@ export const accountRoutes = (accounts: Accounts, guard: ReturnType<typeof authG
       {
         user: true,
         body: ApiKeyInput,
-        response: { 201: NewApiKey, ...problemResponses(400, 401, 403, 413, 415, 503) },
+        response: {
+          201: described(NewApiKey, 'The new key, shown this once: only its hash is kept.'),
+          ...problemResponses(400, 401, 403, 413, 415, 503),
+        },
         detail: {
           operationId: 'createApiKey',
           summary: 'Create a personal API key',
+          description:
+            'A key that acts for you in `X-API-Key`, for scripts and pipelines, until you revoke it. Copy it from this answer: it is never shown again.',
           tags: ['Accounts'],
-          security: signedIn,
+          security: anyCredential,
         },
       },
     )
     .get('/api-keys', ({ caller }) => accounts.listKeys(caller.userId), {
       user: true,
-      response: { 200: t.Array(ApiKey), ...problemResponses(401, 403) },
+      response: {
+        200: t.Array(ApiKey, {
+          description: 'Your keys that are not revoked, oldest first; never the keys themselves.',
+        }),
+        ...problemResponses(401, 403),
+      },
       detail: {
         operationId: 'listApiKeys',
         summary: 'List your personal API keys',
+        description: 'Your personal API keys, to recognise them by name and prefix and see when each was last used.',
         tags: ['Accounts'],
-        security: signedIn,
+        security: anyCredential,
       },
     })
     .get(
@@ -125,12 +164,16 @@ export const accountRoutes = (accounts: Accounts, guard: ReturnType<typeof authG
       {
         user: true,
         params: ApiKeyIdParams,
-        response: { 200: ApiKey, ...problemResponses(400, 401, 403, 404) },
+        response: {
+          200: described(ApiKey, 'The key, without the key itself.'),
+          ...problemResponses(400, 401, 403, 404),
+        },
         detail: {
           operationId: 'getApiKey',
           summary: 'Get one personal API key',
+          description: "One of your personal API keys. Another user's key, or a revoked one, is 404.",
           tags: ['Accounts'],
-          security: signedIn,
+          security: anyCredential,
         },
       },
     )
@@ -148,8 +191,9 @@ export const accountRoutes = (accounts: Accounts, guard: ReturnType<typeof authG
         detail: {
           operationId: 'revokeApiKey',
           summary: 'Revoke a personal API key',
+          description: 'The key stops working at once and leaves your list. Revoking is for good.',
           tags: ['Accounts'],
-          security: signedIn,
+          security: anyCredential,
         },
       },
     )

@@ -1,9 +1,10 @@
 import { Elysia, t } from 'elysia'
 import type { authGuard } from '../auth/guard.ts'
+import { anyCredential, publicAccess } from '../docs/security.ts'
 import { IntegerParam } from '../http/integer-param.ts'
 import { jsonResponse, recordJson } from '../http/json.ts'
 import { PageQuery, Paginated, pageOf, paginate } from '../http/pagination.ts'
-import { problemResponses } from '../http/responses.ts'
+import { described, problemResponses } from '../http/responses.ts'
 import { Album, AlbumInput, ArtistIdParams } from './model.ts'
 import { unknownAlbum, unknownArtist } from './problems.ts'
 import type { Catalogue } from './service.ts'
@@ -26,8 +27,18 @@ export const albumRoutes = (catalogue: Catalogue, guard: ReturnType<typeof authG
       {
         params: ArtistIdParams,
         query: PageQuery,
-        response: { 200: Paginated(Album), ...problemResponses(400, 404) },
-        detail: { operationId: 'getAllAlbums', summary: "List an artist's albums", tags: ['Albums'] },
+        response: {
+          200: described(Paginated(Album), "One page of the artist's albums, in id order; empty if there are none."),
+          ...problemResponses(400, 404),
+        },
+        detail: {
+          operationId: 'getAllAlbums',
+          summary: "List an artist's albums",
+          description:
+            'The albums of one artist, a page at a time, in id order. An artist without albums gives an empty page; an unknown artist is 404.',
+          tags: ['Albums'],
+          security: publicAccess,
+        },
       },
     )
     .get(
@@ -43,8 +54,15 @@ export const albumRoutes = (catalogue: Catalogue, guard: ReturnType<typeof authG
           artistId: ArtistIdParams.properties.artistId,
           albumId: IntegerParam({ minimum: 1, description: 'The id of the album.' }),
         }),
-        response: { 200: Album, ...problemResponses(400, 404) },
-        detail: { operationId: 'getAlbum', summary: 'Get one album', tags: ['Albums'] },
+        response: { 200: described(Album, 'The album.'), ...problemResponses(400, 404) },
+        detail: {
+          operationId: 'getAlbum',
+          summary: 'Get one album',
+          description:
+            "One album of an artist, where a new album's `Location` points. An album of another artist is 404 here.",
+          tags: ['Albums'],
+          security: publicAccess,
+        },
       },
     )
     .post(
@@ -61,7 +79,17 @@ export const albumRoutes = (catalogue: Catalogue, guard: ReturnType<typeof authG
         auth: true,
         params: ArtistIdParams,
         body: AlbumInput(latestYear),
-        response: { 201: Album, ...problemResponses(400, 401, 404, 413, 415, 503) },
-        detail: { operationId: 'createAlbum', summary: 'Add an album to an artist', tags: ['Albums'] },
+        response: {
+          201: described(Album, 'The album as stored, with the id the server gave it.'),
+          ...problemResponses(400, 401, 404, 413, 415, 503),
+        },
+        detail: {
+          operationId: 'createAlbum',
+          summary: 'Add an album to an artist',
+          description:
+            'Adds an album to the discography of the artist in the path. `year` is the year of first release, from 1900 to next year, or null. Answers with `Location`.',
+          tags: ['Albums'],
+          security: anyCredential,
+        },
       },
     )

@@ -1,9 +1,10 @@
 import { Elysia } from 'elysia'
 import type { authGuard } from '../auth/guard.ts'
+import { anyCredential, publicAccess } from '../docs/security.ts'
 import { jsonResponse, recordJson } from '../http/json.ts'
 import { PageQuery, Paginated, pageOf, paginate } from '../http/pagination.ts'
 import { invalid, Problem } from '../http/problem.ts'
-import { problemResponses } from '../http/responses.ts'
+import { described, problemResponses } from '../http/responses.ts'
 import { Artist, ArtistIdParams, ArtistInput } from './model.ts'
 import { unknownArtist } from './problems.ts'
 import type { Catalogue } from './service.ts'
@@ -25,8 +26,18 @@ export const artistRoutes = (catalogue: Catalogue, guard: ReturnType<typeof auth
       },
       {
         query: PageQuery,
-        response: { 200: Paginated(Artist), ...problemResponses(400) },
-        detail: { operationId: 'getAllArtists', summary: 'List artists', tags: ['Artists'] },
+        response: {
+          200: described(Paginated(Artist), 'One page of artists, in id order, with a link to the next page.'),
+          ...problemResponses(400),
+        },
+        detail: {
+          operationId: 'getAllArtists',
+          summary: 'List artists',
+          description:
+            'The legends of Argentine rock, a page at a time, in id order. Follow `meta.next` for the next page; it is `null` on the last one.',
+          tags: ['Artists'],
+          security: publicAccess,
+        },
       },
     )
     .get(
@@ -39,8 +50,15 @@ export const artistRoutes = (catalogue: Catalogue, guard: ReturnType<typeof auth
       },
       {
         params: ArtistIdParams,
-        response: { 200: Artist, ...problemResponses(400, 404) },
-        detail: { operationId: 'getArtist', summary: 'Get one artist', tags: ['Artists'] },
+        response: { 200: described(Artist, 'The artist.'), ...problemResponses(400, 404) },
+        detail: {
+          operationId: 'getArtist',
+          summary: 'Get one artist',
+          description:
+            'One artist by id. An id that is not a positive integer is 400; a well-formed id no artist has is 404.',
+          tags: ['Artists'],
+          security: publicAccess,
+        },
       },
     )
     .post(
@@ -54,8 +72,18 @@ export const artistRoutes = (catalogue: Catalogue, guard: ReturnType<typeof auth
       {
         auth: true,
         body: ArtistInput,
-        response: { 201: Artist, ...problemResponses(400, 401, 413, 415, 503) },
-        detail: { operationId: 'createArtist', summary: 'Add an artist', tags: ['Artists'] },
+        response: {
+          201: described(Artist, 'The artist as stored, with the id the server gave it.'),
+          ...problemResponses(400, 401, 413, 415, 503),
+        },
+        detail: {
+          operationId: 'createArtist',
+          summary: 'Add an artist',
+          description:
+            'Adds a legend to the catalogue. The server assigns the id (an `id` in the body is ignored) and answers with `Location`. Unknown properties are rejected, each named in the problem.',
+          tags: ['Artists'],
+          security: anyCredential,
+        },
       },
     )
     .put(
@@ -74,8 +102,18 @@ export const artistRoutes = (catalogue: Catalogue, guard: ReturnType<typeof auth
         auth: true,
         params: ArtistIdParams,
         body: ArtistInput,
-        response: { 200: Artist, ...problemResponses(400, 401, 404, 413, 415, 503) },
-        detail: { operationId: 'updateArtist', summary: 'Replace an artist', tags: ['Artists'] },
+        response: {
+          200: described(Artist, 'The artist as now stored.'),
+          ...problemResponses(400, 401, 404, 413, 415, 503),
+        },
+        detail: {
+          operationId: 'updateArtist',
+          summary: 'Replace an artist',
+          description:
+            'Replaces every field of an artist: fields left out become null. An `id` in the body must be absent or equal to the one in the path. An unknown artist is 404; this never creates one.',
+          tags: ['Artists'],
+          security: anyCredential,
+        },
       },
     )
     .delete(
@@ -96,8 +134,11 @@ export const artistRoutes = (catalogue: Catalogue, guard: ReturnType<typeof auth
         detail: {
           operationId: 'deleteArtist',
           summary: 'Delete an artist (deprecated)',
+          description:
+            'Deprecated: deleting artists caused too much controversy. With valid credentials this answers 400 with a `Deprecation` header and deletes nothing; to correct an artist, replace it with PUT instead.',
           deprecated: true,
           tags: ['Artists'],
+          security: anyCredential,
         },
       },
     )

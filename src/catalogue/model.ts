@@ -33,13 +33,16 @@ export const ArtistIdParams = t.Object({
 })
 
 /** An artist as the API returns it. */
-export const Artist = t.Object({
-  id: Type.Integer({ format: 'int64', description: 'Assigned by the service; never reused.', examples: [1] }),
-  name: t.String({ description: 'The artist as they are known.', examples: ['Charly García'] }),
-  description: t.Union([t.String(), t.Null()], { description: 'A few sentences about the artist.' }),
-  image: t.Union([t.String(), t.Null()], { description: 'A picture: an http(s) URL or a path on this server.' }),
-  band: t.Union([t.String(), t.Null()], { description: 'The band the artist is most associated with.' }),
-})
+export const Artist = t.Object(
+  {
+    id: Type.Integer({ format: 'int64', description: 'Assigned by the service; never reused.', examples: [1] }),
+    name: t.String({ description: 'The artist as they are known.', examples: ['Charly García'] }),
+    description: t.Union([t.String(), t.Null()], { description: 'A few sentences about the artist.' }),
+    image: t.Union([t.String(), t.Null()], { description: 'A picture: an http(s) URL or a path on this server.' }),
+    band: t.Union([t.String(), t.Null()], { description: 'The band the artist is most associated with.' }),
+  },
+  { description: 'A legend of Argentine rock.' },
+)
 
 /** The body of create and update: every field of an artist but `id`, which is optional and read-only. */
 export const ArtistInput = t.Object(
@@ -54,17 +57,36 @@ export const ArtistInput = t.Object(
     image: t.Optional(Image),
     band: t.Optional(nullable(t.String({ maxLength: 200 }), 'The band most associated with the artist.')),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    description: 'An artist to add or to replace with; fields left out are null.',
+    // Shown as ready-to-send bodies in the interactive documentation.
+    examples: [
+      {
+        name: 'Charly García',
+        description: 'Pianist, singer and songwriter; one of the most influential musicians of Argentine rock.',
+        band: 'Serú Girán',
+      },
+      {
+        name: 'María Gabriela Epumer',
+        description: 'Guitarist and singer, from Viudas e Hijas de Roque Enroll to Charly García’s band.',
+        band: 'Viudas e Hijas de Roque Enroll',
+      },
+    ],
+  },
 )
 
 /** An album as the API returns it. */
-export const Album = t.Object({
-  id: Type.Integer({ format: 'int64', examples: [1] }),
-  artistId: Type.Integer({ format: 'int64', examples: [1] }),
-  name: t.String({ examples: ['Artaud'] }),
-  year: t.Union([Type.Integer(), t.Null()], { description: 'Year of first release.' }),
-  image: t.Union([t.String(), t.Null()]),
-})
+export const Album = t.Object(
+  {
+    id: Type.Integer({ format: 'int64', description: 'Assigned by the service; never reused.', examples: [1] }),
+    artistId: Type.Integer({ format: 'int64', description: 'The artist who recorded it.', examples: [1] }),
+    name: t.String({ description: 'The title, as released.', examples: ['Artaud'] }),
+    year: t.Union([Type.Integer(), t.Null()], { description: 'Year of first release.', examples: [1973] }),
+    image: t.Union([t.String(), t.Null()], { description: 'A cover: an http(s) URL or a path on this server.' }),
+  },
+  { description: 'An album of an artist.' },
+)
 
 /** The body of album creation; `year` may be from 1900 to next year. */
 export const AlbumInput = (latestYear: number) =>
@@ -79,5 +101,12 @@ export const AlbumInput = (latestYear: number) =>
       ),
       image: t.Optional(Image),
     },
-    { additionalProperties: false },
+    {
+      additionalProperties: false,
+      description: 'An album to add to the artist in the path.',
+      examples: [
+        { name: 'Artaud', year: 1973 },
+        { name: 'Clics modernos', year: 1983 },
+      ],
+    },
   )

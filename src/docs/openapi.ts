@@ -1,30 +1,37 @@
-import { openapi } from '@elysiajs/openapi'
-import pkg from '../../package.json' with { type: 'json' }
+import { Elysia, type InternalRoute, t } from 'elysia'
+import { notFound } from '../http/problem.ts'
+import { buildDocument } from './document.ts'
+import { docsAssets, docsPage } from './scalar.ts'
 
-/** The OpenAPI 3.1 document at `/openapi.json`, generated from the routes' schemas. */
-export const openapiDocument = () =>
-  openapi({
-    path: '/docs',
-    specPath: '/openapi.json',
-    provider: null,
-    exclude: { paths: ['/openapi.json', '/docs', /^\/problems/, '/healthz'] },
-    documentation: {
-      info: {
-        title: 'Rock Legends',
-        version: pkg.version,
-        description: 'A catalogue of legendary Argentine rock artists and their albums.',
+const hidden = { detail: { hide: true } }
+
+/**
+ * The API's documentation: the OpenAPI 3.1 document at `/openapi.json`, and interactive documentation at `/docs`
+ * whose assets are embedded in the executable, so nothing is fetched from elsewhere. `routes` lists every route of
+ * the app; the document is built from them on its first request, once, and served as built from then on.
+ *
+ * @example
+ * app.use(docsRoutes(() => app.routes))
+ */
+export function docsRoutes(routes: () => readonly InternalRoute[]) {
+  let document: string | undefined
+  return new Elysia({ name: 'docs' })
+    .get(
+      '/openapi.json',
+      () => {
+        document ??= JSON.stringify(buildDocument(routes))
+        return new Response(document, { headers: { 'content-type': 'application/json; charset=utf-8' } })
       },
-      servers: [{ url: '/', description: 'This server' }],
-      tags: [
-        { name: 'Artists', description: 'The legends themselves.' },
-        { name: 'Albums', description: 'What they recorded.' },
-        { name: 'Accounts', description: 'Sign-up, login, tokens and personal API keys.' },
-      ],
-      components: {
-        securitySchemes: {
-          bearerAuth: { type: 'http', scheme: 'bearer', description: 'A token from POST /api/v1/user/login.' },
-          apiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'A service or personal key.' },
-        },
+      hidden,
+    )
+    .get('/docs', docsPage, hidden)
+    .get(
+      '/docs/assets/:file',
+      ({ params: { file } }) => {
+        const asset = docsAssets[file]
+        if (!asset) throw notFound(`There is no documentation asset ${file}.`)
+        return asset()
       },
-    },
-  })
+      { params: t.Object({ file: t.String() }), ...hidden },
+    )
+}

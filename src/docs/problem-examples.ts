@@ -1,0 +1,44 @@
+import { type ProblemKind, problemTypes, problemUri } from '../http/problem-types.ts'
+import type { Example } from './shapes.ts'
+
+// A typical `detail` (and `errors`) of each kind, as the server words it.
+const details: Record<
+  ProblemKind,
+  { detail: string; errors?: { pointer?: string; parameter?: string; detail: string }[] }
+> = {
+  'validation-error': {
+    detail: '/name: must be a string of 1–200 characters, not blank',
+    errors: [{ pointer: '/name', detail: 'must be a string of 1–200 characters, not blank' }],
+  },
+  'malformed-json': { detail: "The request body is not valid JSON: JSON Parse error: Expected '}'." },
+  'deprecated-operation': {
+    detail:
+      'Deleting artists is deprecated and nothing was deleted. To correct artist 7, replace it with PUT /api/v1/artists/7.',
+  },
+  unauthorized: {
+    detail: 'This operation needs credentials: send Authorization: Bearer <token> or X-API-Key: <key>.',
+  },
+  forbidden: { detail: 'The server refuses this operation.' },
+  'credential-not-allowed': {
+    detail:
+      "A service key belongs to no user. Send a user's bearer token (POST /api/v1/user/login) or personal API key.",
+  },
+  'not-found': { detail: 'There is no artist 42.' },
+  'method-not-allowed': { detail: 'PATCH is not supported on /api/v1/artists/1; use DELETE, GET, HEAD, PUT.' },
+  conflict: {
+    detail: 'The email carlos@rock-legends.com is already registered. Log in with POST /api/v1/user/login.',
+  },
+  'payload-too-large': { detail: 'The request body is larger than 1048576 bytes (1 MiB).' },
+  'unsupported-media-type': {
+    detail: 'The request body must be JSON sent with Content-Type: application/json, not text/plain.',
+  },
+  'too-many-requests': { detail: 'Too many failed logins for this account. Try again in 600 seconds.' },
+  'internal-error': { detail: 'Something went wrong on our side. The details are in the server log.' },
+  'store-unavailable': { detail: 'The change could not be saved to disk, so it was not made. Try again later.' },
+}
+
+/** A complete problem body of `kind`, as an example of the responses that may carry it. */
+export function problemExample(kind: ProblemKind): Example {
+  const { title, status } = problemTypes[kind]
+  return { summary: title, value: { type: problemUri(kind), title, status, ...details[kind] } }
+}

@@ -1,0 +1,118 @@
+import { type ProblemKind, problemTypes, problemUri } from '../http/problem-types.ts'
+import { problemExample } from './problem-examples.ts'
+import type { Header, Operation, Response, Schema } from './shapes.ts'
+
+/** The reference to the one schema of every error body. */
+export const PROBLEM_REF = { $ref: '#/components/schemas/Problem' }
+
+const kindsByStatus = new Map<number, ProblemKind[]>()
+for (const kind of Object.keys(problemTypes) as ProblemKind[]) {
+  const { status } = problemTypes[kind]
+  kindsByStatus.set(status, [...(kindsByStatus.get(status) ?? []), kind])
+}
+
+// Writes pass layers that routes do not repeat in their `response`: `--read-only` refuses them (403) before anything
+// else, and the JSON body parser reads them before credentials are checked, so any write may answer 400 (malformed
+// JSON, a body that is not an object), 413 or 415, whether or not it takes a body. Any request may fail with 500.
+const WRITES = new Set(['post', 'put', 'patch', 'delete'])
+const writeKinds: ProblemKind[] = [
+  'malformed-json',
+  'validation-error',
+  'forbidden',
+  'payload-too-large',
+  'unsupported-media-type',
+]
+
+/** Whether an operation may answer with a problem of `kind`, among those of a status its route lists. */
+function mayAnswer(kind: ProblemKind, operation: Operation, write: boolean): boolean {
+  switch (kind) {
+    case 'malformed-json':
+    case 'forbidden':
+      return write
+    case 'validation-error':
+      return write || (operation.parameters?.length ?? 0) > 0
+    case 'deprecated-operation':
+      return operation.deprecated === true
+    case 'method-not-allowed':
+      return false
+    default:
+      return true
+  }
+}
+
+/** The problem kinds of an operation, by status. */
+function problemKinds(operation: Operation, method: string): Map<number, Set<ProblemKind>> {
+  const write = WRITES.has(method)
+  const kinds = new Map<number, Set<ProblemKind>>()
+  const add = (kind: ProblemKind) => {
+    const { status } = problemTypes[kind]
+    kinds.set(status, (kinds.get(status) ?? new Set()).add(kind))
+  }
+  for (const status of Object.keys(operation.responses).map(Number))
+    for (const kind of kindsByStatus.get(status) ?? []) if (mayAnswer(kind, operation, write)) add(kind)
+  if (write) writeKinds.forEach(add)
+  add('internal-error')
+  return kinds
+}
+
+const header = (description: string, schema: Schema, required = true): Header => ({ description, required, schema })
+
+const lowerFirst = (text: string) => (text[0] ?? '').toLowerCase() + text.slice(1)
+
+function problemResponse(kinds: ProblemKind[]): Response {
+  const response: Response = {
+    description: kinds
+      .map((kind, index) => {
+        const { title } = problemTypes[kind]
+        return `${index === 0 ? title : lowerFirst(title)} ([${kind}](${problemUri(kind)}))`
+      })
+      .join(', or '),
+    content: {
+      'application/problem+json': {
+        schema: PROBLEM_REF,
+        examples: Object.fromEntries(kinds.map((kind) => [kind, problemExample(kind)])),
+      },
+    },
+  }
+  if (kinds.includes('unauthorized'))
+    response.headers = {
+      'WWW-Authenticate': header('The scheme to authenticate with.', {
+        type: 'string',
+        examples: ['Bearer realm="rock-legends"'],
+      }),
+    }
+  if (kinds.includes('too-many-requests'))
+    response.headers = { 'Retry-After': header('Seconds to wait before trying again.', { type: 'integer' }) }
+  if (kinds.includes('deprecated-operation'))
+    // Sent with the deprecation problem only, not with the other problems of this status.
+    response.headers = {
+      Deprecation: header('When the operation was deprecated (RFC 9745).', { type: 'string' }, false),
+      Link: header('Where the deprecation is explained.', { type: 'string' }, false),
+    }
+  return response
+}
+
+/**
+ * Documents every response of an operation as the server sends it: errors as `application/problem+json` with the
+ * shared `Problem` schema, an example of each problem type it may carry and its headers; 201 with `Location`; 204
+ * without a body. Adds the problems that routes do not list themselves (see `WRITES`).
+ */
+export function documentResponses(operation: Operation, method: string): void {
+  const problems = problemKinds(operation, method)
+  const statuses = new Set([...Object.keys(operation.responses).map(Number), ...problems.keys()])
+  const responses: Record<string, Response> = {}
+  for (const status of [...statuses].sort((a, b) => a - b)) {
+    const kinds = problems.get(status)
+    const generated = operation.responses[status]
+    if (status >= 400 && kinds) responses[status] = problemResponse([...kinds])
+    else if (generated) {
+      // The generator repeats the description in the schema; on the response is enough. A 204 has no body.
+      for (const media of Object.values(generated.content ?? {})) delete media.schema?.description
+      responses[status] = status === 204 ? { description: generated.description } : generated
+    }
+  }
+  const created = responses[201]
+  if (created)
+    created.headers = { Location: header('The path of what was created.', { type: 'string', format: 'uri-reference' }) }
+  operation.responses = responses
+}

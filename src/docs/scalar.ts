@@ -1,0 +1,82 @@
+// The standalone bundle is not among the package's exports, so it is imported by path; `bun install` puts it there.
+import bundle from '../../node_modules/@scalar/api-reference/dist/browser/standalone.js' with { type: 'file' }
+import scalar from '../../node_modules/@scalar/api-reference/package.json' with { type: 'json' }
+
+/** The version of Scalar API Reference embedded, in its assets' names so that browsers may cache them for good. */
+export const SCALAR_VERSION = scalar.version
+
+const BUNDLE = `scalar-api-reference-${SCALAR_VERSION}.js`
+const INIT = 'docs.js'
+
+// Everything that would reach beyond this server is switched off: the fonts from fonts.scalar.com (system fonts
+// instead), the request proxy at proxy.scalar.com, the AI agent, MCP, telemetry and the developer toolbar.
+const configuration = {
+  url: '/openapi.json',
+  withDefaultFonts: false,
+  proxyUrl: '',
+  telemetry: false,
+  agent: { disabled: true },
+  mcp: { disabled: true },
+  showDeveloperTools: 'never',
+  hideClientButton: true,
+  persistAuth: false,
+  defaultOpenAllTags: true,
+  documentDownloadType: 'json',
+  authentication: { preferredSecurityScheme: 'apiKeyHeader' },
+  metaData: { title: 'Rock Legends API' },
+}
+
+const init = `Scalar.createApiReference('#app', ${JSON.stringify(configuration)})\n`
+
+const page = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Rock Legends API</title>
+<link rel="icon" href="data:,">
+</head>
+<body>
+<div id="app"></div>
+<script src="/docs/assets/${BUNDLE}"></script>
+<script src="/docs/assets/${INIT}"></script>
+</body>
+</html>
+`
+
+// The browser itself refuses anything from elsewhere, should a future bundle try: a second guarantee besides the
+// configuration above. Scalar adds its styles inline.
+const CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data: blob:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  "worker-src 'self' blob:",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ')
+
+const JAVASCRIPT = 'text/javascript; charset=utf-8'
+
+/** The interactive documentation page at `/docs`. */
+export const docsPage = () =>
+  new Response(page, {
+    headers: {
+      'content-type': 'text/html; charset=utf-8',
+      'content-security-policy': CSP,
+      'cache-control': 'no-cache',
+    },
+  })
+
+/** The page's assets by file name, served from the executable itself. */
+export const docsAssets: Record<string, () => Response> = {
+  // The bundle's name carries its version, so a new version is a new URL and this one may be cached for good.
+  [BUNDLE]: () =>
+    new Response(Bun.file(bundle), {
+      headers: { 'content-type': JAVASCRIPT, 'cache-control': 'public, max-age=31536000, immutable' },
+    }),
+  [INIT]: () => new Response(init, { headers: { 'content-type': JAVASCRIPT, 'cache-control': 'no-cache' } }),
+}
