@@ -23,6 +23,8 @@ export interface Config {
   readOnly: boolean
   /** Serve `POST /__admin/reset`, which restores the start-up state (service key only). */
   allowReset: boolean
+  /** Journal size that triggers a compaction (ROCK_LEGENDS_COMPACT_AFTER, a tuning knob); the store's default if unset. */
+  compactAfterBytes?: number
 }
 
 /** What `rock-legends healthcheck` asks. */
@@ -89,6 +91,14 @@ function parseDelay(text: string): number {
   if (!(ms >= 0 && ms <= MAX_DELAY_MS))
     throw new UsageError(`--delay must be a whole number of milliseconds from 0 to ${MAX_DELAY_MS}, not "${text}"`)
   return ms
+}
+
+/** A positive byte count, or `undefined` when not given. */
+function parseBytes(text: string | undefined): number | undefined {
+  if (text === undefined || text.trim() === '') return undefined
+  const bytes = /^\d{1,15}$/.test(text.trim()) ? Number(text) : 0
+  if (bytes <= 0) throw new UsageError(`ROCK_LEGENDS_COMPACT_AFTER must be a positive number of bytes, not "${text}"`)
+  return bytes
 }
 
 /** The environment variable of a switch: `true` or `1` for on; `false`, `0` or empty for off. */
@@ -191,6 +201,7 @@ export function parseArgs(argv: readonly string[], env: Record<string, string | 
       delay: parseDelay(last('delay', 'ROCK_LEGENDS_DELAY') ?? '0'),
       readOnly: on('read-only', 'ROCK_LEGENDS_READ_ONLY'),
       allowReset: on('allow-reset', 'ROCK_LEGENDS_ALLOW_RESET'),
+      compactAfterBytes: parseBytes(env.ROCK_LEGENDS_COMPACT_AFTER),
     },
   }
 }

@@ -28,6 +28,8 @@ export interface ServerOptions {
   readOnly?: boolean
   /** Serve `POST /__admin/reset` and allow {@link RunningServer.reset} (`--allow-reset`). */
   allowReset?: boolean
+  /** Journal size that triggers a compaction of the data file; a tuning knob, the store's default if unset. */
+  compactAfterBytes?: number
 }
 
 /** A running server. */
@@ -68,9 +70,10 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     delay = 0,
     readOnly = false,
     allowReset = false,
+    compactAfterBytes,
   } = options
   const log = createLogger(mode)
-  const store = await openStore(data)
+  const store = await openStore(data, { compactAfterBytes })
   try {
     if (seed !== false) {
       const outcome = await seedStore(store, seed)
