@@ -3,7 +3,7 @@ import type { authGuard } from '../auth/guard.ts'
 import { anyCredential, publicAccess } from '../docs/security.ts'
 import { IntegerParam } from '../http/integer-param.ts'
 import { jsonResponse, recordJson } from '../http/json.ts'
-import { PageQuery, Paginated, pageOf, paginate } from '../http/pagination.ts'
+import { PageQuery, Paginated, pageOf, paginator } from '../http/pagination.ts'
 import { described, problemResponses } from '../http/responses.ts'
 import { Album, AlbumInput, ArtistIdParams } from './model.ts'
 import { unknownAlbum, unknownArtist } from './problems.ts'
@@ -12,8 +12,9 @@ import type { Catalogue } from './service.ts'
 const albumsOf = (artistId: number) => `/api/v1/artists/${artistId}/albums`
 
 /** Album routes of an artist: list, read one, add. `latestYear` bounds the year of a new album. */
-export const albumRoutes = (catalogue: Catalogue, guard: ReturnType<typeof authGuard>, latestYear: number) =>
-  new Elysia({ name: 'albums', prefix: '/api/v1/artists/:artistId/albums' })
+export const albumRoutes = (catalogue: Catalogue, guard: ReturnType<typeof authGuard>, latestYear: number) => {
+  const paginate = paginator()
+  return new Elysia({ name: 'albums', prefix: '/api/v1/artists/:artistId/albums' })
     .use(guard)
     .get(
       '',
@@ -93,3 +94,4 @@ export const albumRoutes = (catalogue: Catalogue, guard: ReturnType<typeof authG
         },
       },
     )
+}

@@ -2,7 +2,7 @@ import { Elysia } from 'elysia'
 import type { authGuard } from '../auth/guard.ts'
 import { anyCredential, publicAccess } from '../docs/security.ts'
 import { jsonResponse, recordJson } from '../http/json.ts'
-import { PageQuery, Paginated, pageOf, paginate } from '../http/pagination.ts'
+import { PageQuery, Paginated, pageOf, paginator } from '../http/pagination.ts'
 import { invalid, Problem } from '../http/problem.ts'
 import { described, problemResponses } from '../http/responses.ts'
 import { Artist, ArtistIdParams, ArtistInput } from './model.ts'
@@ -15,8 +15,9 @@ const BASE = '/api/v1/artists'
 const DEPRECATION = { deprecation: '@1735689600', link: '</problems/deprecated-operation>; rel="deprecation"' }
 
 /** Artist routes: list, read, create, replace, and the deprecated delete. */
-export const artistRoutes = (catalogue: Catalogue, guard: ReturnType<typeof authGuard>) =>
-  new Elysia({ name: 'artists', prefix: BASE })
+export const artistRoutes = (catalogue: Catalogue, guard: ReturnType<typeof authGuard>) => {
+  const paginate = paginator()
+  return new Elysia({ name: 'artists', prefix: BASE })
     .use(guard)
     .get(
       '',
@@ -142,3 +143,4 @@ export const artistRoutes = (catalogue: Catalogue, guard: ReturnType<typeof auth
         },
       },
     )
+}

@@ -1,4 +1,5 @@
 import { Elysia } from 'elysia'
+import { SECURITY_HEADERS } from './security-headers.ts'
 
 const ALLOWED_HEADERS = 'Authorization, Content-Type, X-API-Key'
 const EXPOSED_HEADERS = 'Location, WWW-Authenticate, Retry-After, Deprecation, Allow'
@@ -25,6 +26,8 @@ export function cors(origins: readonly string[]) {
     return new Response(null, {
       status: 204,
       headers: {
+        // Answered before routing, so the security-headers hook never sees this response.
+        ...SECURITY_HEADERS,
         ...(set.headers as Record<string, string>),
         'access-control-allow-methods': 'GET, HEAD, POST, PUT, DELETE',
         'access-control-allow-headers': ALLOWED_HEADERS,

@@ -1,5 +1,7 @@
-/** The Content-Type of JSON answers, spelled as Elysia spells it for the answers it serialises itself. */
-const JSON_HEADERS = { 'content-type': 'application/json;charset=utf-8' }
+import { SECURITY_HEADERS } from './security-headers.ts'
+
+/** The headers of JSON answers; the Content-Type is spelled as Elysia spells it for the answers it serialises. */
+const JSON_HEADERS = { 'content-type': 'application/json;charset=utf-8', ...SECURITY_HEADERS }
 
 const serialised = new WeakMap<object, string>()
 
@@ -16,5 +18,5 @@ export function recordJson(record: object): string {
   return text
 }
 
-/** A 200 answer carrying JSON text that is already serialised: the hot read paths skip serialising per request. */
-export const jsonResponse = (text: string) => new Response(text, { headers: JSON_HEADERS })
+/** A 200 answer carrying JSON that is already serialised: the hot read paths skip serialising per request. */
+export const jsonResponse = (body: string | Uint8Array) => new Response(body, { headers: JSON_HEADERS })

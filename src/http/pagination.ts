@@ -48,11 +48,7 @@ export const pageOf = (query: { limit?: string; offset?: string }) => ({
   offset: query.offset === undefined ? 0 : Number(query.offset),
 })
 
-/**
- * The answer for one page of `path`'s list: `{ data, meta }`, linking the next page while there is one. The items'
- * JSON comes from {@link recordJson}, so a page costs a join, not a serialisation of every record.
- */
-export function paginate(path: string, page: { limit: number; offset: number }, slice: Slice<object>): Response {
+function pageText(path: string, page: { limit: number; offset: number }, slice: Slice<object>): string {
   const nextOffset = page.offset + page.limit
   const meta = {
     limit: page.limit,
@@ -60,5 +56,35 @@ export function paginate(path: string, page: { limit: number; offset: number }, 
     total: slice.total,
     next: nextOffset < slice.total ? `${path}?limit=${page.limit}&offset=${nextOffset}` : null,
   }
-  return jsonResponse(`{"data":[${slice.items.map(recordJson).join(',')}],"meta":${JSON.stringify(meta)}}`)
+  return `{"data":[${slice.items.map(recordJson).join(',')}],"meta":${JSON.stringify(meta)}}`
+}
+
+const sameItems = (a: readonly object[], b: readonly object[]) =>
+  a.length === b.length && a.every((item, i) => item === b[i])
+
+/** How many pages a paginator remembers; past that, the oldest is forgotten. */
+const MAX_PAGES = 1024
+
+/**
+ * A function answering one page of a list: `{ data, meta }`, linking the next page while there is one. It keeps
+ * the encoded bytes of the pages it served: records are replaced, never edited in place, so a page whose items are
+ * the same objects and whose total is unchanged has the same bytes, and answering it again costs no serialising or
+ * encoding at all.
+ *
+ * @example
+ * const paginate = paginator()
+ * return paginate('/api/v1/artists', page, store.artists.list(page))
+ */
+export function paginator() {
+  const pages = new Map<string, { items: readonly object[]; total: number; body: Uint8Array }>()
+  const encoder = new TextEncoder()
+  return (path: string, page: { limit: number; offset: number }, slice: Slice<object>): Response => {
+    const key = `${path}?limit=${page.limit}&offset=${page.offset}`
+    const cached = pages.get(key)
+    if (cached && cached.total === slice.total && sameItems(cached.items, slice.items)) return jsonResponse(cached.body)
+    const body = encoder.encode(pageText(path, page, slice))
+    if (!cached && pages.size >= MAX_PAGES) pages.delete(pages.keys().next().value as string)
+    pages.set(key, { items: slice.items, total: slice.total, body })
+    return jsonResponse(body)
+  }
 }

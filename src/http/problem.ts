@@ -1,4 +1,5 @@
 import { type ProblemKind, problemTypes, problemUri } from './problem-types.ts'
+import { SECURITY_HEADERS } from './security-headers.ts'
 
 /** One invalid field (`pointer`, a JSON Pointer into the body) or parameter (`parameter`, its name). */
 export interface FieldError {
@@ -35,7 +36,7 @@ export class Problem extends Error {
     const body = { type: problemUri(this.kind), title, status, detail: this.detail, ...this.extra }
     return new Response(JSON.stringify(body), {
       status,
-      headers: { 'content-type': 'application/problem+json', ...this.headers },
+      headers: { 'content-type': 'application/problem+json', ...SECURITY_HEADERS, ...this.headers },
     })
   }
 }

@@ -3,7 +3,7 @@ import { Elysia } from 'elysia'
 /**
  * Headers every answer carries: browsers must not guess content types (`nosniff`), no page may frame this server's
  * (`DENY`; the API and its docs have no reason to be embedded), and no URL of it leaks to another site in a
- * `Referer`. Headers a route sets itself win.
+ * `Referer`.
  */
 export const SECURITY_HEADERS = {
   'x-content-type-options': 'nosniff',
@@ -11,10 +11,23 @@ export const SECURITY_HEADERS = {
   'referrer-policy': 'no-referrer',
 } as const
 
+const MARKER = 'x-content-type-options'
+
 /**
- * Plugin adding {@link SECURITY_HEADERS} to every response, problems and 404s included.
+ * Plugin making sure every answer carries {@link SECURITY_HEADERS}, problems and 404s included. The hot paths build
+ * their Response with the headers already in it (see `jsonResponse`, `Problem.toResponse`), and this hook only
+ * fills in the rest: Elysia's default-headers decorator would instead copy and merge headers on every request,
+ * which costs more than the rest of a read.
  *
  * @example
  * app.use(securityHeaders())
  */
-export const securityHeaders = () => new Elysia().headers(SECURITY_HEADERS)
+export const securityHeaders = () =>
+  new Elysia({ name: 'security-headers' }).mapResponse({ as: 'global' }, ({ responseValue, set }) => {
+    if (!(responseValue instanceof Response)) {
+      Object.assign(set.headers, SECURITY_HEADERS)
+      return
+    }
+    if (responseValue.headers.has(MARKER)) return
+    for (const [name, value] of Object.entries(SECURITY_HEADERS)) responseValue.headers.set(name, value)
+  })
