@@ -1,3 +1,5 @@
+import type { ServerProcess } from './server-process.ts'
+
 /** The install command printed when wrk is missing (Debian/Ubuntu, as root). */
 export const WRK_INSTALL = 'apt-get update && apt-get install -y wrk'
 
@@ -20,7 +22,10 @@ export interface WrkRun {
   scriptArgs?: string[]
 }
 
-/** wrk threads in every run: one per core of the 2-core machine the benchmark was written for. */
+/**
+ * wrk threads in every run: one per core of the 2-core machine. Pinning the server to one core and a one-thread wrk
+ * to the other (taskset) was tried and made the figures noisier here, not steadier: see the notes in RESULTS.md.
+ */
 export const WRK_THREADS = 2
 const UNIT_MS: Record<string, number> = { us: 0.001, ms: 1, s: 1000, m: 60_000, h: 3_600_000 }
 
@@ -55,13 +60,18 @@ function parseWrk(output: string): WrkResult {
   }
 }
 
-/** Runs wrk (2 threads, `--latency`) and returns its figures. */
-export async function runWrk({ url, connections, seconds, script, scriptArgs = [] }: WrkRun): Promise<WrkResult> {
+/** The wrk command line of a run, as the report shows it. */
+export function wrkCommand({ url, connections, seconds, script, scriptArgs = [] }: WrkRun): string[] {
   const command = ['wrk', `-t${WRK_THREADS}`, `-c${connections}`, `-d${seconds}s`, '--timeout', '10s', '--latency']
   if (script) command.push('-s', script)
   command.push(url)
   if (scriptArgs.length > 0) command.push('--', ...scriptArgs)
-  const wrk = Bun.spawn(command, { stdout: 'pipe', stderr: 'pipe' })
+  return command
+}
+
+/** Runs wrk (`--latency`) and returns its figures. */
+async function runWrk(run: WrkRun): Promise<WrkResult> {
+  const wrk = Bun.spawn(wrkCommand(run), { stdout: 'pipe', stderr: 'pipe' })
   const [output, errors, code] = await Promise.all([
     new Response(wrk.stdout).text(),
     new Response(wrk.stderr).text(),
@@ -69,4 +79,23 @@ export async function runWrk({ url, connections, seconds, script, scriptArgs = [
   ])
   if (code !== 0) throw new Error(`wrk exited with ${code}: ${errors}${output}`)
   return parseWrk(output)
+}
+
+/** A wrk run and the CPU time the server spent on it per request, in microseconds. */
+export interface LoadRun extends WrkResult {
+  cpuMicrosPerRequest: number
+}
+
+/** A wrk run against a path of a started server. */
+export type Load = Omit<WrkRun, 'url'> & { path: string }
+
+/**
+ * Runs wrk against `server` and adds the server's CPU time per request, from /proc: on a shared machine a steadier
+ * signal than requests/s, since it does not count the time the server waited for a core.
+ */
+export async function loadServer(server: ServerProcess, { path, ...run }: Load): Promise<LoadRun> {
+  const cpuBefore = await server.cpuSeconds()
+  const result = await runWrk({ ...run, url: `${server.url}${path}` })
+  const cpu = (await server.cpuSeconds()) - cpuBefore
+  return { ...result, cpuMicrosPerRequest: (cpu * 1e6) / result.requests }
 }

@@ -1,0 +1,131 @@
+import {
+  COMPARE_ARTISTS,
+  COMPARE_SETTINGS,
+  type CompareResult,
+  type CompareRun,
+  TARGETS,
+  type Target,
+} from './compare.ts'
+import type { Machine } from './machine.ts'
+import { type Column, count, machineTable, median, micros, ms, ratio, table, utc, verdict } from './markdown.ts'
+import { wrkCommand } from './wrk.ts'
+
+/** Everything one comparison run measured, and with what. */
+export interface ComparisonRun {
+  date: Date
+  machine: Machine
+  /** The command that produced it, e.g. `bun run bench`. */
+  command: string
+  /** Version lines of Node.js and json-server. */
+  node: string
+  jsonServer: string
+  results: CompareResult[]
+}
+
+const rate = (run: CompareRun) => run.requestsPerSecond
+const medianOf = (runs: readonly CompareRun[], pick: (run: CompareRun) => number | undefined) =>
+  median(runs.map((run) => pick(run) ?? Number.NaN))
+
+/** rock-legends' rate over `other`'s, round by round (the runs of a round were back to back). */
+function roundRatios(result: CompareResult, other: Target): number[] {
+  return result.runs['rock-legends'].map((run, i) => rate(run) / rate(result.runs[other][i] as CompareRun))
+}
+
+/** `other`'s median CPU time per request over rock-legends': how many times less CPU rock-legends spends. */
+const cpuRatio = (result: CompareResult, other: Target) =>
+  medianOf(result.runs[other], (run) => run.cpuMicrosPerRequest) /
+  medianOf(result.runs['rock-legends'], (run) => run.cpuMicrosPerRequest)
+
+function goalsTable(results: readonly CompareResult[]): string {
+  const rows: string[][] = []
+  for (const result of results)
+    for (const [other, goal] of [
+      ['ceiling', result.goals.ceiling],
+      ['json-server', result.goals.jsonServer],
+    ] as const) {
+      if (goal === undefined) continue
+      const ratios = roundRatios(result, other)
+      const headline = median(ratios)
+      const kind = result.method === 'POST' ? 'durable creates' : 'req/s'
+      rows.push([
+        `${result.label}: ${kind} ≥ ${goal}× ${other === 'ceiling' ? 'the ceiling' : "json-server's"}`,
+        `**${ratio(headline)}**`,
+        `${ratios.filter((r) => r >= goal).length} of ${ratios.length}: ${ratios.map(ratio).join(', ')}`,
+        ratio(cpuRatio(result, other)),
+        verdict(headline >= goal),
+      ])
+    }
+  const columns: Column[] = [
+    ['Goal (rock-legends over the other)', 'left'],
+    ['Measured', 'right'],
+    ['Rounds that reached it: ratio per round', 'left'],
+    ['By CPU per request', 'right'],
+    ['Verdict', 'left'],
+  ]
+  return table(columns, rows)
+}
+
+function storeGrowth(runs: readonly CompareRun[]): string {
+  if (runs[0]?.artistsBefore === undefined) return ''
+  return `${count(medianOf(runs, (run) => run.artistsBefore))} → ${count(medianOf(runs, (run) => run.artistsAfter))}`
+}
+
+function figuresTable(results: readonly CompareResult[]): string {
+  const rows = results.flatMap((result) =>
+    TARGETS.map((target) => {
+      const runs = result.runs[target]
+      return [
+        target === 'ceiling' ? `${result.label}: \`${result.method} ${result.path}\`` : '',
+        target === 'json-server' ? `${target}: \`${result.jsonServerPath}\`` : target,
+        count(medianOf(runs, rate)),
+        ms(medianOf(runs, (run) => run.p50)),
+        ms(medianOf(runs, (run) => run.p99)),
+        micros(medianOf(runs, (run) => run.cpuMicrosPerRequest)),
+        storeGrowth(runs),
+      ]
+    }),
+  )
+  const columns: Column[] = [
+    ['Request', 'left'],
+    ['Server', 'left'],
+    ['req/s', 'right'],
+    ['p50', 'right'],
+    ['p99', 'right'],
+    ['CPU per request', 'right'],
+    ['Artists during the run', 'right'],
+  ]
+  return table(columns, rows)
+}
+
+/** The Markdown section of a comparison run: machine, method, goals, then every figure. */
+export function renderComparison(run: ComparisonRun): string {
+  const s = COMPARE_SETTINGS
+  const read = wrkCommand({ url: 'URL', connections: s.readConnections, seconds: s.seconds }).join(' ')
+  const create = wrkCommand({
+    url: 'URL',
+    connections: s.createConnections,
+    seconds: s.seconds,
+    script: 'bench/wrk/post-artist.lua',
+    scriptArgs: ['KEY', 'BODY'],
+  }).join(' ')
+  return `## Side by side: the ceiling, rock-legends and json-server
+
+Measured ${utc(run.date)} with \`${run.command}\` (bench/run.ts, bench/compare.ts) on this machine:
+
+${machineTable(run.machine)}
+
+- **The three servers** hold the same ${count(COMPARE_ARTISTS)} artists with 5 albums each (a generated \`--seed=FILE\` catalogue). **rock-legends** is the compiled \`dist/rock-legends\` (\`--seed=FILE --data DIR/db.json --log off\`, durable writes). **json-server** ${run.jsonServer} runs on Node.js ${run.node} (its package asks for Node ≥ 22.12; it runs unchanged on this version) as its README starts it, \`node node_modules/json-server/lib/bin.js db.json --host 127.0.0.1 --port PORT\` (file watching on, as by default; its writes are not fsynced), on a \`db.json\` exported from rock-legends through its API, so the records are identical except that json-server's ids are strings. **The ceiling** (bench/ceiling.ts) is a bare \`Bun.serve\` answering each request with the status, content type and bytes recorded from rock-legends just before (for creates, after reading the body).
+- **Load:** \`${read}\` for reads, \`${create}\` for creates, wrk sharing the machine's two cores with the server (pinning them to one core each was tried and made the figures noisier; see the notes), so requests/s also carries wrk's cost.
+- **Rounds:** ${s.rounds} rounds of ${s.seconds} s runs, each target once per round, the order rotated every round. Figures are medians over the rounds; a ratio is the median of the per-round ratios of runs that were back to back, which cancels most drift in the machine's load. Before the rounds each read gets a ${s.warmUpSeconds} s warm-up run on every target.
+- **CPU per request** is the server process's user and system time (from /proc/PID/stat) over the requests wrk completed. Other work on this shared machine (other engineers' test runs) takes cores at random moments: requests/s moves with it, CPU per request much less, so it is the steadier signal.
+- **Creates** send the same request to rock-legends (\`POST /api/v1/artists\` with \`X-API-Key\`) and json-server (\`POST /artists\`; it ignores the key). Every round starts rock-legends and json-server afresh on copies of the same ${count(COMPARE_ARTISTS)} artists, warmed up with a 1 s read run and ${s.warmUpCreates} creates; each create adds an artist, so the stores grow during the run by as many artists as it completes (last column): the faster server measures its rate on a larger store.
+
+### Goals
+
+${goalsTable(run.results)}
+
+### Figures
+
+${figuresTable(run.results)}
+`
+}
