@@ -25,7 +25,13 @@ async function main(argv: string[]): Promise<void> {
   const starting = startServer(invocation.config)
   const shutdown = async () => {
     const server = await starting.catch(() => undefined)
-    await server?.stop()
+    try {
+      await server?.stop()
+    } catch (error) {
+      // The store could not save on the way out; its message says what is kept where, and exit 1 says it failed.
+      process.stderr.write(`rock-legends: ${(error as Error).message}\n`)
+      process.exit(1)
+    }
     process.exit(0)
   }
   process.once('SIGINT', shutdown)

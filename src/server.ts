@@ -105,6 +105,9 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       maxRequestBodySize: MAX_BODY_BYTES * 4,
       // Elysia asks for SO_REUSEPORT, which lets a second server on the same port silently take half the requests.
       reusePort: false,
+      // Elysia turns on Bun's development mode unless NODE_ENV=production: an error escaping the app would then be
+      // answered with Bun's error page, source and stack included. Never for this server.
+      development: false,
       // A connection silent for this long is closed; a delayed answer must not count as silence (at most 255 s).
       idleTimeout: 30 + Math.ceil(delay / 1000),
     })

@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto'
 import { readdirSync, rmSync } from 'node:fs'
-import { type FileHandle, open, readFile, rename, rm } from 'node:fs/promises'
+import { type FileHandle, readFile, rm } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import type { Adapter } from 'lowdb'
 import { type Document, documentProblem } from './document.ts'
+import { type FileSystem, nodeFileSystem, writeAll } from './file-system.ts'
 
 /** Raised when the data file exists but cannot be read or is not a Rock Legends document. */
 export class DataFileError extends Error {
@@ -11,8 +12,8 @@ export class DataFileError extends Error {
 }
 
 /** Makes a rename or a new file in `directory` survive a power cut. */
-export async function syncDirectory(directory: string): Promise<void> {
-  const handle = await open(directory, 'r')
+export async function syncDirectory(directory: string, fs: FileSystem = nodeFileSystem): Promise<void> {
+  const handle = await fs.open(directory, 'r')
   try {
     await handle.sync()
   } finally {
@@ -24,11 +25,13 @@ export async function syncDirectory(directory: string): Promise<void> {
 // the requests being served meanwhile.
 const CHUNK = 2000
 
+const writeText = (handle: FileHandle, text: string) => writeAll(handle, Buffer.from(text))
+
 /** Writes `records` as the lines of a JSON array, one record per line. */
 async function writeRecords(handle: FileHandle, records: readonly object[]): Promise<void> {
   for (let start = 0; start < records.length; start += CHUNK) {
     const lines = records.slice(start, start + CHUNK).map((record) => JSON.stringify(record))
-    await handle.write(`${start === 0 ? '\n' : ',\n'}${lines.join(',\n')}`)
+    await writeText(handle, `${start === 0 ? '\n' : ',\n'}${lines.join(',\n')}`)
   }
 }
 
@@ -42,8 +45,11 @@ export class DurableJsonFile implements Adapter<Document> {
   private readonly directory: string
   private readonly tempPrefix: string
 
-  /** Adapter for the data file at `file`. */
-  constructor(readonly file: string) {
+  /** Adapter for the data file at `file`, written through `fs`. */
+  constructor(
+    readonly file: string,
+    private readonly fs: FileSystem = nodeFileSystem,
+  ) {
     this.directory = dirname(file)
     this.tempPrefix = `.${basename(file)}.`
   }
@@ -74,25 +80,25 @@ export class DurableJsonFile implements Adapter<Document> {
   async write(data: Document): Promise<void> {
     const temp = join(this.directory, `${this.tempPrefix}${randomBytes(6).toString('hex')}.tmp`)
     try {
-      const handle = await open(temp, 'wx', 0o600)
+      const handle = await this.fs.open(temp, 'wx', 0o600)
       try {
-        await handle.write(`{"version":${data.version},"counters":${JSON.stringify(data.counters)}`)
+        await writeText(handle, `{"version":${data.version},"counters":${JSON.stringify(data.counters)}`)
         for (const name of ['artists', 'albums', 'users', 'credentials'] as const) {
-          await handle.write(`,\n"${name}":[`)
+          await writeText(handle, `,\n"${name}":[`)
           await writeRecords(handle, data[name])
-          await handle.write(data[name].length > 0 ? '\n]' : ']')
+          await writeText(handle, data[name].length > 0 ? '\n]' : ']')
         }
-        await handle.write('}\n')
+        await writeText(handle, '}\n')
         await handle.sync()
       } finally {
         await handle.close()
       }
-      await rename(temp, this.file)
+      await this.fs.rename(temp, this.file)
     } catch (error) {
       await rm(temp, { force: true })
       throw error
     }
-    await syncDirectory(this.directory)
+    await syncDirectory(this.directory, this.fs)
   }
 
   /** Removes temporary files a crash left behind; only safe while holding the lock. */

@@ -1,9 +1,10 @@
-import { type FileHandle, open, readFile, rename } from 'node:fs/promises'
+import { type FileHandle, readFile } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import { Type as T } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { type Document, DocumentSchema } from './document.ts'
 import { DataFileError, syncDirectory } from './durable-file.ts'
+import { type FileSystem, nodeFileSystem, writeAll } from './file-system.ts'
 
 /** The records one group commit created or changed (whole records: replay is an upsert), and the counters after it. */
 export type JournalEntry = Pick<Document, 'counters'> & Partial<Omit<Document, 'version' | 'counters'>>
@@ -32,8 +33,11 @@ export class Journal {
   // Appends and rewrites of the file take turns.
   private turn: Promise<unknown> = Promise.resolve()
 
-  /** The journal of the data file at `file`. */
-  constructor(readonly file: string) {}
+  /** The journal of the data file at `file`, written through `fs`. */
+  constructor(
+    readonly file: string,
+    private readonly fs: FileSystem = nodeFileSystem,
+  ) {}
 
   /** The journal's path. */
   get path(): string {
@@ -83,7 +87,7 @@ export class Journal {
       const line = Buffer.from(`${JSON.stringify(entry)}\n`)
       const handle = await this.open()
       try {
-        await handle.write(line, 0, line.length, this.size)
+        await writeAll(handle, line, this.size)
         await handle.datasync()
       } catch (error) {
         // Whatever part of the line reached the file must go before the next append lands behind it.
@@ -101,19 +105,21 @@ export class Journal {
       if (offset <= 0) return
       const handle = await this.open()
       const tail = Buffer.alloc(this.size - offset)
-      if (tail.length > 0) await handle.read(tail, 0, tail.length, offset)
+      const { bytesRead } = tail.length > 0 ? await handle.read(tail, 0, tail.length, offset) : { bytesRead: 0 }
+      if (bytesRead !== tail.length) throw new Error(`read ${bytesRead} of the ${tail.length} bytes to keep`)
       const temp = join(dirname(this.path), `.${basename(this.path)}.tmp`)
-      const next = await open(temp, 'w', 0o600)
+      const next = await this.fs.open(temp, 'w', 0o600)
       try {
-        await next.write(tail)
+        await writeAll(next, tail)
         await next.sync()
       } finally {
         await next.close()
       }
       await this.close()
-      await rename(temp, this.path)
-      await syncDirectory(dirname(this.path))
+      await this.fs.rename(temp, this.path)
+      // The file now holds only the tail, whatever happens next: appends must land right after it.
       this.size = tail.length
+      await syncDirectory(dirname(this.path), this.fs)
     })
   }
 
@@ -125,7 +131,7 @@ export class Journal {
   }
 
   private async open(): Promise<FileHandle> {
-    this.handle ??= await open(this.path, 'a+', 0o600)
+    this.handle ??= await this.fs.open(this.path, 'a+', 0o600)
     return this.handle
   }
 

@@ -1,11 +1,12 @@
-import { mkdirSync, statSync } from 'node:fs'
+import { accessSync, constants, mkdirSync, statSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { Low } from 'lowdb'
-import { type Document, documentProblem } from './document.ts'
+import { type Document, documentProblem, emptyDocument } from './document.ts'
 import { DocumentStore } from './document-store.ts'
 import { DataFileError, DurableJsonFile } from './durable-file.ts'
+import { type FileSystem, nodeFileSystem } from './file-system.ts'
 import { Journal, type JournalEntry } from './journal.ts'
-import { lockDataFile } from './lock.ts'
+import { DataFileLockedError, lockDataFile } from './lock.ts'
 import { type Persistence, replay } from './persistence.ts'
 import type { Store } from './store.ts'
 
@@ -18,6 +19,8 @@ export interface JsonFileOptions {
    * more: compaction costs the catalogue's size, so it must be rare when the catalogue is large.
    */
   compactAfterBytes?: number
+  /** The file operations writes go through; tests pass one that fails on purpose (see `file-system.ts`). */
+  fs?: FileSystem
 }
 
 const DEFAULT_COMPACT_AFTER = 8 * 1024 * 1024
@@ -67,13 +70,29 @@ class JsonFilePersistence implements Persistence {
 
   async replace(document: Document): Promise<void> {
     await this.compacting
-    await this.compact(document)
+    // The journal is emptied first, by folding it into the data file as the disk holds them: were the new document
+    // written first and the journal then failed to empty, its entries would be replayed over the new document at
+    // the next start. This way a failure at any step leaves a data file and a journal that agree.
+    if (this.journal.bytes > 0) await this.compact(await this.durableDocument())
+    await this.file.write(document)
+    this.dataBytes = statSync(this.file.file).size
+  }
+
+  /** What the data file and the journal hold together: every acknowledged write. */
+  private async durableDocument(): Promise<Document> {
+    const document = (await this.file.read()) ?? emptyDocument()
+    replay(document, await this.journal.read())
+    return document
   }
 
   async close(document: Document): Promise<void> {
     try {
       await this.compacting
       if (this.journal.bytes > 0) await this.compact(document)
+    } catch (error) {
+      throw new DataFileError(
+        `could not fold ${this.journal.path} into ${this.file.file} (${(error as Error).message}); nothing is lost: the journal holds every acknowledged write, and the next start replays it`,
+      )
     } finally {
       await this.journal.close()
       this.release()
@@ -88,14 +107,16 @@ class JsonFilePersistence implements Persistence {
  */
 export async function openJsonFileStore(path: string, options: JsonFileOptions = {}): Promise<Store> {
   const location = resolve(path)
-  mkdirSync(dirname(location), { recursive: true })
-  const release = lockDataFile(location)
+  const fs = options.fs ?? nodeFileSystem
+  const release = claim(location)
   try {
-    const file = new DurableJsonFile(location)
+    writable(location)
+    writable(`${location}.journal`)
+    const file = new DurableJsonFile(location, fs)
     file.removeLeftovers()
     const db = new Low<Document>(file, null as unknown as Document)
     await db.read()
-    const journal = new Journal(location)
+    const journal = new Journal(location, fs)
     const entries = await journal.read()
     const created = db.data === null
     if (db.data && entries.length > 0) {
@@ -113,11 +134,50 @@ export async function openJsonFileStore(path: string, options: JsonFileOptions =
     if (created) {
       // A journal without its data file cannot be trusted to be complete.
       if (entries.length > 0) throw new DataFileError(`${journal.path} exists but ${location} does not`)
-      await file.write(db.data)
+      await file.write(db.data).catch((error: Error) => {
+        throw new DataFileError(`cannot create ${location}: ${error.message}`)
+      })
     } else if (entries.length > 0) persistence.compactSoon(structuredClone(db.data))
     return store
   } catch (error) {
     release()
     throw error
+  }
+}
+
+/**
+ * Creates the data file's directory if it is missing and locks the file. What stops either (a directory that cannot
+ * be created or written in) is a {@link DataFileError}: one line naming the place and the reason, not a stack.
+ */
+function claim(location: string): () => void {
+  const directory = dirname(location)
+  try {
+    mkdirSync(directory, { recursive: true })
+  } catch (error) {
+    throw new DataFileError(`cannot create the directory ${directory} for ${location}: ${(error as Error).message}`)
+  }
+  try {
+    return lockDataFile(location)
+  } catch (error) {
+    if (error instanceof DataFileLockedError) throw error
+    throw new DataFileError(
+      `cannot write in ${directory}, the directory of ${location} (the server keeps its lock, journal and temporary files there): ${(error as Error).message}`,
+    )
+  }
+}
+
+/**
+ * Refuses an existing file this process may not write: someone made it read-only on purpose, and replacing it
+ * (which only needs a writable directory) would quietly undo that. Start the server on a writable copy instead.
+ */
+function writable(path: string): void {
+  try {
+    accessSync(path, constants.W_OK)
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'ENOENT') return
+    throw new DataFileError(
+      `${path} is read-only (${code}): the server would not be able to save changes to it. Make it writable, or start on a writable copy.`,
+    )
   }
 }

@@ -56,17 +56,24 @@ export interface RunningBinary {
 interface StartOptions {
   cwd?: string
   env?: Record<string, string>
+  /** A command to run the executable under, e.g. `setpriv` to drop root's privileges. */
+  wrapper?: string[]
 }
 
-/** Starts the executable with `args` and waits for its ready line; rejects with its stderr if it exits first. */
-export async function startBinary(args: string[], { cwd = ROOT, env = {} }: StartOptions = {}): Promise<RunningBinary> {
-  const child = spawn([await ensureBinary(), ...args], {
+/** Spawns the executable with `args`, its output piped, in a clean environment plus `env`. */
+async function spawnBinary(args: string[], { cwd = ROOT, env = {}, wrapper = [] }: StartOptions) {
+  return spawn([...wrapper, await ensureBinary(), ...args], {
     cwd,
     env: { PATH: process.env.PATH ?? '', ...env },
     stdin: 'ignore',
     stdout: 'pipe',
     stderr: 'pipe',
   })
+}
+
+/** Starts the executable with `args` and waits for its ready line; rejects with its stderr if it exits first. */
+export async function startBinary(args: string[], options: StartOptions = {}): Promise<RunningBinary> {
+  const child = await spawnBinary(args, options)
   const stderrText = new Response(child.stderr).text()
   const reader = child.stdout.getReader()
   let stdout = ''
@@ -94,14 +101,8 @@ export async function startBinary(args: string[], { cwd = ROOT, env = {} }: Star
 }
 
 /** Runs the executable to completion (for commands that should not start serving) and collects its output. */
-export async function runBinary(args: string[], { cwd = ROOT, env = {} }: StartOptions = {}) {
-  const child = spawn([await ensureBinary(), ...args], {
-    cwd,
-    env: { PATH: process.env.PATH ?? '', ...env },
-    stdin: 'ignore',
-    stdout: 'pipe',
-    stderr: 'pipe',
-  })
+export async function runBinary(args: string[], options: StartOptions = {}) {
+  const child = await spawnBinary(args, options)
   const [stdout, stderr, code] = await Promise.all([
     new Response(child.stdout).text(),
     new Response(child.stderr).text(),

@@ -1,0 +1,219 @@
+import { expect } from 'bun:test'
+import { createApp } from '../../src/app.ts'
+import { openMemoryStore } from '../../src/store/memory.ts'
+import type { Snapshot, Store } from '../../src/store/store.ts'
+import { SERVICE_KEY } from '../helpers.ts'
+import { expectDocumented } from '../support/openapi.ts'
+import { type Credential, type Plan, urlOf } from './arbitraries.ts'
+
+/** The user every world starts with, and a second one whose keys the first must never see. */
+export const USER = { name: 'Carlos', email: 'carlos@rock-legends.com', password: 'i-love-rock' }
+const OTHER = { name: 'Maria', email: 'maria@rock-legends.com', password: 'rock-n-roll' }
+
+/** The secrets of a template: several tokens and keys, since a run may log out or revoke some. */
+interface Secrets {
+  tokens: string[]
+  keys: { id: number; key: string }[]
+  revokedToken: string
+  otherKeyId: number
+}
+
+/** A store state to start every run from, built once (argon2 and all), and the secrets that are valid in it. */
+export interface Template {
+  snapshot: Snapshot
+  secrets: Secrets
+}
+
+/** An answer, read whole. */
+export interface Answer {
+  status: number
+  headers: Headers
+  text: string
+  // biome-ignore lint/suspicious/noExplicitAny: properties read whatever JSON an answer holds
+  json: any
+}
+
+async function send(app: ReturnType<typeof createApp>, method: string, path: string, init: RequestInit = {}) {
+  const response = await app.handle(new Request(`http://localhost${path}`, { method, ...init }))
+  const text = await response.text()
+  let json: unknown
+  try {
+    json = text ? JSON.parse(text) : undefined
+  } catch {
+    json = undefined
+  }
+  return { status: response.status, headers: response.headers, text, json } as Answer
+}
+
+/**
+ * Builds the template: five artists (one with 12 albums, so album lists have pages; one with none), a user with
+ * four bearer tokens (one revoked) and three personal keys, and another user with a key of their own.
+ */
+export async function buildTemplate(): Promise<Template> {
+  const store = openMemoryStore()
+  const album = (i: number) => ({ name: `Album ${i}`, year: 1970 + i, image: null })
+  await store.load(
+    [3, 0, 12, 1, 2].map((albums, i) => ({
+      name: `Artist ${i + 1}`,
+      description: i === 0 ? 'First.' : null,
+      image: null,
+      band: null,
+      albums: Array.from({ length: albums }, (_, j) => album(j)),
+    })),
+  )
+  const app = createApp({ store, apiKeys: [SERVICE_KEY] })
+  const post = async (path: string, body: unknown, headers: Record<string, string> = {}) => {
+    const answer = await send(app, 'POST', path, {
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    })
+    if (answer.status >= 300) throw new Error(`template: ${path} → ${answer.status} ${answer.text}`)
+    return answer.json
+  }
+  await post('/api/v1/user/signup', USER)
+  await post('/api/v1/user/signup', OTHER)
+  const login = async (user: typeof USER) =>
+    (await post('/api/v1/user/login', { email: user.email, password: user.password })).token as string
+  const tokens = [await login(USER), await login(USER), await login(USER)]
+  const revokedToken = await login(USER)
+  await send(app, 'POST', '/api/v1/user/logout', { headers: { authorization: `Bearer ${revokedToken}` } })
+  const keys = []
+  for (const name of ['ci', 'laptop', 'backup']) {
+    const created = await post('/api/v1/user/api-keys', { name }, { authorization: `Bearer ${tokens[0]}` })
+    keys.push({ id: created.id as number, key: created.key as string })
+  }
+  const otherToken = await login(OTHER)
+  const otherKey = await post('/api/v1/user/api-keys', { name: 'theirs' }, { authorization: `Bearer ${otherToken}` })
+  return { snapshot: store.snapshot(), secrets: { tokens, keys, revokedToken, otherKeyId: otherKey.id } }
+}
+
+/**
+ * The store's content, canonical: what must not change when a request is refused. A credential's `lastUsedAt` is
+ * left out: presenting a valid credential records its use even when the request is then refused (for a bad body),
+ * which is bookkeeping, not a change the client made.
+ */
+export function dump(store: Store): string {
+  const document = store.snapshot() as unknown as { credentials: { lastUsedAt: unknown }[] }
+  for (const credential of document.credentials) credential.lastUsedAt = null
+  return JSON.stringify(document)
+}
+
+/** A fresh app over a copy of the template, with the secrets still live in it. */
+export class World {
+  readonly store: Store
+  readonly app: ReturnType<typeof createApp>
+  /** Unexpected failures the app reported (each would have been a 500). */
+  readonly reported: unknown[] = []
+  private readonly tokens: string[]
+  private readonly keys: { id: number; key: string }[]
+
+  private constructor(
+    store: Store,
+    readonly secrets: Secrets,
+  ) {
+    this.store = store
+    this.app = createApp({ store, apiKeys: [SERVICE_KEY], report: (_, error) => this.reported.push(error) })
+    this.tokens = [...secrets.tokens]
+    this.keys = [...secrets.keys]
+  }
+
+  /** A world over a copy of `template`. */
+  static async from(template: Template): Promise<World> {
+    const store = openMemoryStore()
+    await store.restore(template.snapshot)
+    return new World(store, template.secrets)
+  }
+
+  /** Ids of the personal keys of the world's user that are still live; another user's key id comes last. */
+  get keyIds(): number[] {
+    return [...this.keys.map((key) => key.id), this.secrets.otherKeyId]
+  }
+
+  /** The headers of `credential`, using secrets that are still live. */
+  headersOf(credential: Credential): Record<string, string> {
+    const token = this.tokens[0] ?? 'rl_tok_all-revoked'
+    const key = this.keys[0]?.key ?? 'rl_key_all-revoked'
+    switch (credential) {
+      case 'none':
+        return {}
+      case 'service':
+        return { 'x-api-key': SERVICE_KEY }
+      case 'token':
+        return { authorization: `Bearer ${token}` }
+      case 'key':
+        return { 'x-api-key': key }
+      case 'revoked-token':
+        return { authorization: `Bearer ${this.secrets.revokedToken}` }
+      case 'token-as-api-key':
+        return { 'x-api-key': token }
+      case 'key-as-bearer':
+        return { authorization: `Bearer ${key}` }
+      case 'near-service-key':
+        return { 'x-api-key': `${SERVICE_KEY.slice(0, -1)}X` }
+      case 'other-service-key':
+        return { 'x-api-key': SERVICE_KEY.toUpperCase() }
+      default:
+        return credential
+    }
+  }
+
+  /** Whether `credential` resolves to a live one here. */
+  isLive(credential: Credential): boolean {
+    if (credential === 'token') return this.tokens.length > 0
+    if (credential === 'key') return this.keys.length > 0
+    return credential === 'service'
+  }
+
+  /** Notes what a successful logout or key revocation took away, so later plans use secrets still live. */
+  forget(plan: Plan, answer: Answer): void {
+    if (answer.status !== 204) return
+    if (plan.operation.operationId === 'logoutUser') this.tokens.shift()
+    if (plan.operation.operationId === 'revokeApiKey') {
+      const id = Number(plan.path.id)
+      const at = this.keys.findIndex((key) => key.id === id)
+      if (at >= 0) this.keys.splice(at, 1)
+    }
+  }
+
+  /** Sends `plan` and checks what every answer owes: below 500, documented, a problem whose status is the HTTP one. */
+  async send(plan: Plan): Promise<Answer> {
+    const headers = new Headers(plan.headers)
+    for (const [name, value] of Object.entries(this.headersOf(plan.credential))) headers.set(name, value)
+    const init: RequestInit = { headers }
+    if (plan.body) {
+      init.body = plan.body.text
+      if (plan.body.contentType !== undefined) headers.set('content-type', plan.body.contentType)
+    }
+    const path = urlOf(plan)
+    const answer = await send(this.app, plan.operation.method, path, init)
+    const context = `${plan.operation.method} ${path.slice(0, 200)} [${plan.kind}${plan.broken ? `: ${plan.broken}` : ''}] → ${answer.status} ${answer.text.slice(0, 300)}`
+    if (answer.status >= 500 || this.reported.length > 0)
+      throw new Error(`server failure: ${context}\n${this.reported.map(String).join('\n')}`)
+    try {
+      await expectDocumented({
+        method: plan.operation.method,
+        path,
+        status: answer.status,
+        headers: answer.headers,
+        text: answer.text,
+      })
+    } catch (error) {
+      throw new Error(`${(error as Error).message}\n${context}`)
+    }
+    if (answer.status >= 400) {
+      expect(answer.headers.get('content-type'), context).toBe('application/problem+json')
+      expect(answer.json?.status, context).toBe(answer.status)
+      expect(answer.text, context).not.toMatch(/\bat .+:\d+:\d+|node_modules|\/src\//)
+    }
+    // CORS is closed: no origin, listed or not, is ever told it may read an answer.
+    expect(answer.headers.get('access-control-allow-origin'), context).toBeNull()
+    return Object.assign(answer, { context })
+  }
+
+  /** A plain GET, documented-checked too. */
+  async get(path: string): Promise<Answer> {
+    const answer = await send(this.app, 'GET', path)
+    await expectDocumented({ method: 'GET', path, ...answer })
+    return answer
+  }
+}
