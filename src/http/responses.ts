@@ -1,6 +1,5 @@
 import { Type } from '@sinclair/typebox'
 import { type TSchema, t } from 'elysia'
-import { type ProblemKind, problemTypes } from './problem-types.ts'
 
 /** The RFC 9457 problem details body: the `Problem` schema of the OpenAPI document. */
 export const ProblemDetails = t.Object(
@@ -31,20 +30,13 @@ export const ProblemDetails = t.Object(
   { description: 'RFC 9457 problem details, sent as `application/problem+json` with every error.' },
 )
 
-const titles = new Map<number, string>()
-for (const kind of Object.keys(problemTypes) as ProblemKind[]) {
-  const { status, title } = problemTypes[kind]
-  titles.set(status, titles.has(status) ? `${titles.get(status)}; ${title}` : title)
-}
-
 /**
  * Response schemas for the given problem statuses, for a route's `response` option. The OpenAPI document replaces
  * each with a reference to the shared `Problem` schema and lists the problem types of that status.
  */
 export function problemResponses<const S extends number>(...statuses: S[]) {
   const responses = {} as Record<S, typeof ProblemDetails>
-  for (const status of statuses)
-    responses[status] = t.Object(ProblemDetails.properties, { description: titles.get(status) ?? 'Problem' })
+  for (const status of statuses) responses[status] = ProblemDetails
   return responses
 }
 
