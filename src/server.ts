@@ -3,7 +3,6 @@ import { createApp } from './app.ts'
 import type { LogMode } from './config.ts'
 import { MAX_BODY_BYTES } from './http/body.ts'
 import { createLogger } from './log.ts'
-import { seedStore } from './seed/seed.ts'
 import { openStore } from './store/open-store.ts'
 
 /** Options of {@link startServer}, named like the command-line flags. */
@@ -76,6 +75,8 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   const store = await openStore(data, { compactAfterBytes })
   try {
     if (seed !== false) {
+      // The catalogue and its checks are loaded only when asked for.
+      const { seedStore } = await import('./seed/seed.ts')
       const outcome = await seedStore(store, seed)
       if (outcome.seeded) log.info('seeded the catalogue', { artists: outcome.artists, albums: outcome.albums })
       else log.info(`not seeding: ${outcome.reason}`)

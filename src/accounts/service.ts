@@ -133,7 +133,7 @@ export class Accounts {
     this.failuresByClient.forgive(client)
     this.failuresByEmail.reset(email)
     const at = this.now()
-    const token = generateSecret(TOKEN_PREFIX)
+    const token = await generateSecret(TOKEN_PREFIX)
     const expiresAt = new Date(Math.min(at.getTime() + this.tokenTtlMs, MAX_TIME)).toISOString()
     await this.store.credentials.insert({
       userId: user.id,
@@ -167,7 +167,7 @@ export class Accounts {
 
   /** Creates a personal API key for `userId`; the key is in the answer and nowhere else. */
   async createKey(userId: number, name: string): Promise<ApiKeyView & { key: string }> {
-    const key = generateSecret(KEY_PREFIX)
+    const key = await generateSecret(KEY_PREFIX)
     const credential = await this.store.credentials.insert({
       userId,
       kind: 'key',

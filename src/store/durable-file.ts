@@ -1,15 +1,12 @@
-import { randomBytes } from 'node:crypto'
 import { readdirSync, rmSync } from 'node:fs'
 import { type FileHandle, readFile, rm } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import type { Adapter } from 'lowdb'
 import { type Document, documentProblem } from './document.ts'
+import { DataFileError } from './errors.ts'
 import { type FileSystem, nodeFileSystem, writeAll } from './file-system.ts'
 
-/** Raised when the data file exists but cannot be read or is not a Rock Legends document. */
-export class DataFileError extends Error {
-  override name = 'DataFileError'
-}
+export { DataFileError }
 
 /** Makes a rename or a new file in `directory` survive a power cut. */
 export async function syncDirectory(directory: string, fs: FileSystem = nodeFileSystem): Promise<void> {
@@ -78,7 +75,8 @@ export class DurableJsonFile implements Adapter<Document> {
    * records that are never edited in place), so serving and writing go on meanwhile.
    */
   async write(data: Document): Promise<void> {
-    const temp = join(this.directory, `${this.tempPrefix}${randomBytes(6).toString('hex')}.tmp`)
+    const suffix = Buffer.from(crypto.getRandomValues(new Uint8Array(6))).toString('hex')
+    const temp = join(this.directory, `${this.tempPrefix}${suffix}.tmp`)
     try {
       const handle = await this.fs.open(temp, 'wx', 0o600)
       try {

@@ -1,8 +1,7 @@
 import { type FileHandle, readFile } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import { Type as T } from '@sinclair/typebox'
-import { TypeCompiler } from '@sinclair/typebox/compiler'
-import { type Document, DocumentSchema } from './document.ts'
+import { type Document, DocumentSchema, lazyCheck } from './document.ts'
 import { DataFileError, syncDirectory } from './durable-file.ts'
 import { type FileSystem, nodeFileSystem, writeAll } from './file-system.ts'
 
@@ -10,7 +9,7 @@ import { type FileSystem, nodeFileSystem, writeAll } from './file-system.ts'
 export type JournalEntry = Pick<Document, 'counters'> & Partial<Omit<Document, 'version' | 'counters'>>
 
 const { counters, artists, albums, users, credentials } = DocumentSchema.properties
-const checkEntry = TypeCompiler.Compile(
+const checkEntry = lazyCheck(
   T.Object({
     counters,
     artists: T.Optional(artists),
@@ -153,7 +152,7 @@ export class Journal {
 function parseEntry(line: string): JournalEntry | undefined {
   try {
     const value: unknown = JSON.parse(line)
-    return checkEntry.Check(value) ? value : undefined
+    return checkEntry().Check(value) ? value : undefined
   } catch {
     return undefined
   }

@@ -1,9 +1,7 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { DataFileLockedError } from './errors.ts'
 
-/** Raised when another live process holds the data file. */
-export class DataFileLockedError extends Error {
-  override name = 'DataFileLockedError'
-}
+export { DataFileLockedError }
 
 const heldHere = new Set<string>()
 
