@@ -2,22 +2,22 @@
 import pkg from '../package.json' with { type: 'json' }
 import { parseArgs, USAGE, UsageError } from './config.ts'
 import { checkHealth } from './healthcheck.ts'
-import { SeedError } from './seed/seed.ts'
+import { printErrorLine, printLine } from './log.ts'
+import { SeedError } from './seed/seed-error.ts'
 import { startServer } from './server.ts'
-import { DataFileError } from './store/json-file.ts'
-import { DataFileLockedError } from './store/lock.ts'
+import { DataFileError, DataFileLockedError } from './store/errors.ts'
 
 /** Errors that stop start-up with exit code 2 and one line, without a stack. */
 const STARTUP_ERRORS = [UsageError, DataFileError, DataFileLockedError, SeedError]
 
 async function main(argv: string[]): Promise<void> {
   const invocation = parseArgs(argv, process.env)
-  if (invocation.action === 'help') return void process.stdout.write(USAGE)
-  if (invocation.action === 'version') return void process.stdout.write(`rock-legends ${pkg.version}\n`)
+  if (invocation.action === 'help') return printLine(USAGE.trimEnd())
+  if (invocation.action === 'version') return printLine(`rock-legends ${pkg.version}`)
   if (invocation.action === 'healthcheck') {
     const health = await checkHealth(invocation.config.url)
-    if (health.healthy) process.stdout.write(`healthy: ${health.detail}\n`)
-    else process.stderr.write(`rock-legends: unhealthy: ${health.detail}\n`)
+    if (health.healthy) printLine(`healthy: ${health.detail}`)
+    else printErrorLine(`rock-legends: unhealthy: ${health.detail}`)
     process.exitCode = health.healthy ? 0 : 1
     return
   }
@@ -29,7 +29,7 @@ async function main(argv: string[]): Promise<void> {
       await server?.stop()
     } catch (error) {
       // The store could not save on the way out; its message says what is kept where, and exit 1 says it failed.
-      process.stderr.write(`rock-legends: ${(error as Error).message}\n`)
+      printErrorLine(`rock-legends: ${(error as Error).message}`)
       process.exit(1)
     }
     process.exit(0)
@@ -37,17 +37,17 @@ async function main(argv: string[]): Promise<void> {
   process.once('SIGINT', shutdown)
   process.once('SIGTERM', shutdown)
   const server = await starting
-  process.stdout.write(`rock-legends listening on ${server.url}\n`)
+  printLine(`rock-legends listening on ${server.url}`)
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
-  if (error instanceof UsageError) process.stderr.write(`rock-legends: ${error.message}\n\n${USAGE}`)
+  if (error instanceof UsageError) printErrorLine(`rock-legends: ${error.message}\n\n${USAGE.trimEnd()}`)
   else if (STARTUP_ERRORS.some((kind) => error instanceof kind))
-    process.stderr.write(`rock-legends: ${(error as Error).message}\n`)
+    printErrorLine(`rock-legends: ${(error as Error).message}`)
   else if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE')
-    process.stderr.write(`rock-legends: the address is already in use: ${(error as Error).message}\n`)
+    printErrorLine(`rock-legends: the address is already in use: ${(error as Error).message}`)
   else {
-    process.stderr.write(`rock-legends: failed to start: ${(error as Error)?.stack ?? error}\n`)
+    printErrorLine(`rock-legends: failed to start: ${(error as Error)?.stack ?? error}`)
     process.exit(1)
   }
   process.exit(2)
