@@ -48,7 +48,7 @@ const BARE_SERVE = `const s = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch:
 
 /** Compiles `entry` (a file, or `-e` code written to one) into `outfile`, as `bun run build` would. */
 async function compile(entry: string, outfile: string, bytecode: boolean) {
-  const flags = ['--compile', '--minify-syntax', '--minify-whitespace', ...(bytecode ? ['--bytecode'] : [])]
+  const flags = ['--compile', '--format', 'esm', '--splitting', '--minify-syntax', '--minify-whitespace', ...(bytecode ? ['--bytecode'] : [])]
   const build = Bun.spawn(['bun', 'build', entry, ...flags, '--outfile', outfile], { stdout: 'ignore', stderr: 'pipe' })
   if ((await build.exited) !== 0) throw new Error(`cannot compile ${entry}: ${await new Response(build.stderr).text()}`)
 }
