@@ -6,8 +6,6 @@ import { type Document, documentProblem } from './document.ts'
 import { DataFileError } from './errors.ts'
 import { type FileSystem, nodeFileSystem, writeAll } from './file-system.ts'
 
-export { DataFileError }
-
 /** Makes a rename or a new file in `directory` survive a power cut. */
 export async function syncDirectory(directory: string, fs: FileSystem = nodeFileSystem): Promise<void> {
   const handle = await fs.open(directory, 'r')

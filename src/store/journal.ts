@@ -2,7 +2,8 @@ import { type FileHandle, readFile } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import { Type as T } from '@sinclair/typebox'
 import { type Document, DocumentSchema, lazyCheck } from './document.ts'
-import { DataFileError, syncDirectory } from './durable-file.ts'
+import { syncDirectory } from './durable-file.ts'
+import { DataFileError } from './errors.ts'
 import { type FileSystem, nodeFileSystem, writeAll } from './file-system.ts'
 
 /** The records one group commit created or changed (whole records: replay is an upsert), and the counters after it. */

@@ -3,14 +3,15 @@ import { dirname, resolve } from 'node:path'
 import { Low } from 'lowdb'
 import { type Document, documentProblem, emptyDocument } from './document.ts'
 import { DocumentStore } from './document-store.ts'
-import { DataFileError, DurableJsonFile } from './durable-file.ts'
+import { DurableJsonFile } from './durable-file.ts'
+import { DataFileError, DataFileLockedError } from './errors.ts'
 import { type FileSystem, nodeFileSystem } from './file-system.ts'
 import { Journal, type JournalEntry } from './journal.ts'
-import { DataFileLockedError, lockDataFile } from './lock.ts'
+import { lockDataFile } from './lock.ts'
 import { type Persistence, replay } from './persistence.ts'
 import type { Store } from './store.ts'
 
-export { DataFileError } from './durable-file.ts'
+export { DataFileError } from './errors.ts'
 
 /** Tuning of {@link openJsonFileStore}. */
 export interface JsonFileOptions {

@@ -1,8 +1,6 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { DataFileLockedError } from './errors.ts'
 
-export { DataFileLockedError }
-
 const heldHere = new Set<string>()
 
 function alive(pid: number): boolean {
