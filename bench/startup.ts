@@ -48,18 +48,28 @@ const BARE_SERVE = `const s = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch:
 
 /** Compiles `entry` (a file, or `-e` code written to one) into `outfile`, as `bun run build` would. */
 async function compile(entry: string, outfile: string, bytecode: boolean) {
-  const flags = ['--compile', '--format', 'esm', '--splitting', '--minify-syntax', '--minify-whitespace', ...(bytecode ? ['--bytecode'] : [])]
+  const flags = [
+    '--compile',
+    '--format',
+    'esm',
+    '--splitting',
+    '--minify-syntax',
+    '--minify-whitespace',
+    ...(bytecode ? ['--bytecode'] : []),
+  ]
   const build = Bun.spawn(['bun', 'build', entry, ...flags, '--outfile', outfile], { stdout: 'ignore', stderr: 'pipe' })
   if ((await build.exited) !== 0) throw new Error(`cannot compile ${entry}: ${await new Response(build.stderr).text()}`)
 }
 
 /**
- * The cases of the report: the floor, then rock-legends from empty to 10,000 artists. Two more give context: the
- * floor compiled into an executable like ours, and rock-legends compiled without `--bytecode`.
+ * The cases of the report: the floor, then rock-legends from empty to 10,000 artists. Three more give context: the
+ * floor compiled into an executable like ours, the framework alone (Elysia with as many validated routes as ours),
+ * and rock-legends compiled without `--bytecode`.
  */
 export function startupCases(binary = BINARY, artists = 10_000): StartupCase[] {
   const big = join(WORK, `artists-${artists}.json`)
   const bare = join(WORK, 'bare-serve')
+  const elysia = join(WORK, 'bare-elysia')
   const plain = join(WORK, 'rock-legends-no-bytecode')
   const serve = ['--host', '127.0.0.1', '--port', '0', '--log', 'off']
   return [
@@ -71,6 +81,11 @@ export function startupCases(binary = BINARY, artists = 10_000): StartupCase[] {
         await Bun.write(`${bare}.ts`, BARE_SERVE)
         await compile(`${bare}.ts`, bare, true)
       },
+    },
+    {
+      name: 'context: bare Elysia with 23 TypeBox-validated routes (bench/bare-elysia.ts), compiled',
+      command: [elysia],
+      prepare: () => compile(join(import.meta.dir, 'bare-elysia.ts'), elysia, true),
     },
     { name: 'rock-legends, empty store in memory', command: [binary, ...serve, '--data', ':memory:'] },
     {
