@@ -14,12 +14,12 @@ import { parseJsonBody } from './http/body.ts'
 import { cors } from './http/cors.ts'
 import { delay } from './http/delay.ts'
 import { type ErrorReporter, problemResponder } from './http/error-handler.ts'
-import { notFound } from './http/problem.ts'
 import { type ProblemKind, problemTypes } from './http/problem-types.ts'
 import { readOnly } from './http/read-only.ts'
 import { requestLog } from './http/request-log.ts'
 import { securityHeaders } from './http/security-headers.ts'
 import type { AccessEntry } from './log.ts'
+import { NotFoundError } from './model/errors.ts'
 import type { Store } from './store/store.ts'
 
 /** What an app is built from. */
@@ -90,7 +90,7 @@ export function createApp({
       '/problems/:kind',
       ({ params: { kind } }) => {
         const type = problemTypes[kind as ProblemKind]
-        if (!type) throw notFound(`There is no problem type ${kind}.`)
+        if (!type) throw new NotFoundError(`There is no problem type ${kind}.`)
         return new Response(`${type.title} (${type.status})\n\n${type.explanation}\n`, {
           headers: { 'content-type': 'text/plain; charset=utf-8' },
         })

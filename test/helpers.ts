@@ -46,13 +46,5 @@ export function testApp(store: Store = openMemoryStore(), options: { now?: () =>
 
 /** Adds `count` artists named "Artist 1"… through the store, in one go. */
 export async function addArtists(store: Store, count: number) {
-  await store.load(
-    Array.from({ length: count }, (_, i) => ({
-      name: `Artist ${i + 1}`,
-      description: null,
-      image: null,
-      band: null,
-      albums: [],
-    })),
-  )
+  await store.load(Array.from({ length: count }, (_, i) => ({ name: `Artist ${i + 1}`, image: null, albums: [] })))
 }

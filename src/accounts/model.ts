@@ -105,7 +105,7 @@ const apiKeyFields = {
   name: t.String({ examples: ['CI pipeline'] }),
   prefix: t.String({ description: 'The first characters of the key, to recognise it.', examples: ['rl_key_AbCd'] }),
   created_at: t.String({ format: 'date-time' }),
-  last_used_at: t.Union([t.String({ format: 'date-time' }), t.Null()], { description: 'null until it is used.' }),
+  last_used_at: t.Optional(t.String({ format: 'date-time', description: 'Left out until the key is first used.' })),
 }
 
 /** A personal API key as listed: never the key itself. */

@@ -2,7 +2,6 @@ import type { Server } from 'bun'
 import { Elysia, t } from 'elysia'
 import type { authGuard } from '../auth/guard.ts'
 import { anyCredential, bearerToken, publicAccess } from '../docs/security.ts'
-import { notFound } from '../http/problem.ts'
 import { described, problemResponses } from '../http/responses.ts'
 import {
   ApiKey,
@@ -27,7 +26,6 @@ const IN_PROCESS = 'in-process'
 /** The address a request came from, the key of the per-client rate limits. */
 const clientOf = (server: Server<unknown> | null, request: Request) => server?.requestIP(request)?.address ?? IN_PROCESS
 
-const unknownKey = (id: number) => notFound(`You have no API key ${id}.`)
 const noContent = () => new Response(null, { status: 204 })
 
 /** Account routes: sign-up, login, the caller's profile, logout, and personal API keys. */
@@ -73,26 +71,18 @@ export const accountRoutes = (accounts: Accounts, guard: ReturnType<typeof authG
         security: publicAccess,
       },
     })
-    .get(
-      '/me',
-      ({ caller }) => {
-        const user = accounts.getUser(caller.userId)
-        if (!user) throw notFound('Your account no longer exists.')
-        return user
+    .get('/me', ({ caller }) => accounts.getUser(caller.userId), {
+      user: true,
+      response: { 200: described(User, 'The signed-in user.'), ...problemResponses(401, 403, 404) },
+      detail: {
+        operationId: 'getCurrentUser',
+        summary: 'Who am I',
+        description:
+          'The user whose bearer token or personal API key the request carries. A service key is 403: it belongs to no user.',
+        tags: ['Accounts'],
+        security: anyCredential,
       },
-      {
-        user: true,
-        response: { 200: described(User, 'The signed-in user.'), ...problemResponses(401, 403, 404) },
-        detail: {
-          operationId: 'getCurrentUser',
-          summary: 'Who am I',
-          description:
-            'The user whose bearer token or personal API key the request carries. A service key is 403: it belongs to no user.',
-          tags: ['Accounts'],
-          security: anyCredential,
-        },
-      },
-    )
+    })
     .post(
       '/logout',
       async ({ caller }) => {
@@ -153,35 +143,25 @@ export const accountRoutes = (accounts: Accounts, guard: ReturnType<typeof authG
         security: anyCredential,
       },
     })
-    .get(
-      '/api-keys/:id',
-      ({ caller, params }) => {
-        const id = Number(params.id)
-        const key = accounts.getKey(caller.userId, id)
-        if (!key) throw unknownKey(id)
-        return key
+    .get('/api-keys/:id', ({ caller, params }) => accounts.getKey(caller.userId, Number(params.id)), {
+      user: true,
+      params: ApiKeyIdParams,
+      response: {
+        200: described(ApiKey, 'The key, without the key itself.'),
+        ...problemResponses(400, 401, 403, 404),
       },
-      {
-        user: true,
-        params: ApiKeyIdParams,
-        response: {
-          200: described(ApiKey, 'The key, without the key itself.'),
-          ...problemResponses(400, 401, 403, 404),
-        },
-        detail: {
-          operationId: 'getApiKey',
-          summary: 'Get one personal API key',
-          description: "One of your personal API keys. Another user's key, or a revoked one, is 404.",
-          tags: ['Accounts'],
-          security: anyCredential,
-        },
+      detail: {
+        operationId: 'getApiKey',
+        summary: 'Get one personal API key',
+        description: "One of your personal API keys. Another user's key, or a revoked one, is 404.",
+        tags: ['Accounts'],
+        security: anyCredential,
       },
-    )
+    })
     .delete(
       '/api-keys/:id',
       async ({ caller, params }) => {
-        const id = Number(params.id)
-        if (!(await accounts.revokeKey(caller.userId, id))) throw unknownKey(id)
+        await accounts.revokeKey(caller.userId, Number(params.id))
         return noContent()
       },
       {

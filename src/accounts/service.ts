@@ -1,9 +1,14 @@
 import type { UserCaller } from '../auth/guard.ts'
-import { CHALLENGE } from '../auth/guard.ts'
 import { argon2id, dummyHash, type PasswordHasher } from '../auth/password.ts'
 import { type RateLimit, RateLimiter } from '../auth/rate-limit.ts'
 import { generateSecret, hashSecret, KEY_PREFIX, TOKEN_PREFIX } from '../auth/secrets.ts'
-import { Problem } from '../http/problem.ts'
+import {
+  ConflictError,
+  CredentialNotAllowedError,
+  NotFoundError,
+  TooManyAttemptsError,
+  UnauthenticatedError,
+} from '../model/errors.ts'
 import { type Credential, DuplicateEmailError, type Store, type User } from '../store/store.ts'
 
 /** How often each account operation may be tried before it is refused with 429. */
@@ -47,7 +52,8 @@ export interface ApiKeyView {
   name: string
   prefix: string
   created_at: string
-  last_used_at: string | null
+  /** Left out until the key is first used. */
+  last_used_at?: string
 }
 
 // `rl_key_` or `rl_tok_` and four random characters: enough to tell keys apart in a list, too few to help a guesser.
@@ -65,17 +71,22 @@ const apiKeyView = ({ id, name, prefix, createdAt, lastUsedAt }: Credential): Ap
   name: name ?? '',
   prefix,
   created_at: createdAt,
-  last_used_at: lastUsedAt,
+  last_used_at: lastUsedAt ?? undefined,
 })
 
 const emailTaken = (email: string) =>
-  new Problem('conflict', `The email ${email} is already registered. Log in with POST /api/v1/user/login.`)
+  new ConflictError(`The email ${email} is already registered. Log in with POST /api/v1/user/login.`)
 
 // One answer for an unknown email and a wrong password, so the response says nothing about which emails exist.
-const loginFailed = () =>
-  new Problem('unauthorized', 'The email or password is not correct.', {}, { 'www-authenticate': CHALLENGE })
+const loginFailed = () => new UnauthenticatedError('The email or password is not correct.')
 
-/** Sign-up, login, logout and personal API keys. Not-found answers are `undefined`; refusals throw a Problem. */
+const unknownKey = (id: number) => new NotFoundError(`You have no API key ${id}.`)
+
+/**
+ * Sign-up, login, logout and personal API keys. Refusals are domain errors ({@link ConflictError},
+ * {@link UnauthenticatedError}, {@link TooManyAttemptsError}, {@link NotFoundError}…), which only `http/` turns into
+ * problems.
+ */
 export class Accounts {
   private readonly now: () => Date
   private readonly tokenTtlMs: number
@@ -98,7 +109,7 @@ export class Accounts {
     this.signupsByClient = new RateLimiter(limits.signupsPerClient, clock)
   }
 
-  /** Registers a user; 409 when the email (trimmed, lower-cased) is taken, 429 after too many from `client`. */
+  /** Registers a user; refused when the email (trimmed, lower-cased) is taken, or after too many from `client`. */
   async signUp(fields: { name: string; email: string; password: string }, client: string): Promise<PublicUser> {
     throttle(this.signupsByClient, client, 'Too many sign-ups from this address.')
     this.signupsByClient.hit(client)
@@ -115,7 +126,7 @@ export class Accounts {
     }
   }
 
-  /** Checks the password and issues a bearer token; 401 for a wrong email or password, 429 after repeated ones. */
+  /** Checks the password and issues a bearer token; refused for a wrong email or password, and after repeated ones. */
   async logIn(fields: { email: string; password: string }, client: string) {
     const email = normalizeEmail(fields.email)
     throttle(this.failuresByClient, client, 'Too many failed logins from this address.')
@@ -150,16 +161,16 @@ export class Accounts {
   }
 
   /** The user `userId`. */
-  getUser(userId: number): PublicUser | undefined {
+  getUser(userId: number): PublicUser {
     const user = this.store.users.get(userId)
-    return user && publicUser(user)
+    if (!user) throw new NotFoundError('Your account no longer exists.')
+    return publicUser(user)
   }
 
   /** Revokes the bearer token the caller presented; a personal key is revoked by its own route, not by logout. */
   async logOut(caller: UserCaller): Promise<void> {
     if (caller.via !== 'token')
-      throw new Problem(
-        'credential-not-allowed',
+      throw new CredentialNotAllowedError(
         'Logout ends a bearer token session. To revoke a personal API key, use DELETE /api/v1/user/api-keys/{id}.',
       )
     await this.store.credentials.revoke(caller.credentialId, this.now().toISOString())
@@ -188,16 +199,16 @@ export class Accounts {
   }
 
   /** Personal API key `id` of `userId`; another user's key, a revoked key or a token is not found. */
-  getKey(userId: number, id: number): ApiKeyView | undefined {
+  getKey(userId: number, id: number): ApiKeyView {
     const key = this.activeKeys(userId).find((credential) => credential.id === id)
-    return key && apiKeyView(key)
+    if (!key) throw unknownKey(id)
+    return apiKeyView(key)
   }
 
-  /** Revokes personal API key `id` of `userId`; `undefined` when there is no such key (see {@link getKey}). */
-  async revokeKey(userId: number, id: number): Promise<true | undefined> {
-    if (!this.getKey(userId, id)) return undefined
+  /** Revokes personal API key `id` of `userId`; not found as for {@link getKey}. */
+  async revokeKey(userId: number, id: number): Promise<void> {
+    this.getKey(userId, id)
     await this.store.credentials.revoke(id, this.now().toISOString())
-    return true
   }
 
   private activeKeys(userId: number): Credential[] {
@@ -207,14 +218,9 @@ export class Accounts {
   }
 }
 
-/** Throws 429 with `Retry-After` when `key` has used up its attempts. */
+/** Refuses with {@link TooManyAttemptsError} when `key` has used up its attempts. */
 function throttle(limiter: RateLimiter, key: string, reason: string): void {
   const seconds = limiter.retryAfter(key)
   if (seconds > 0)
-    throw new Problem(
-      'too-many-requests',
-      `${reason} Try again in ${seconds} second${seconds === 1 ? '' : 's'}.`,
-      {},
-      { 'retry-after': String(seconds) },
-    )
+    throw new TooManyAttemptsError(`${reason} Try again in ${seconds} second${seconds === 1 ? '' : 's'}.`, seconds)
 }

@@ -1,5 +1,5 @@
 import { Elysia } from 'elysia'
-import { Problem } from '../http/problem.ts'
+import { CredentialNotAllowedError, UnauthenticatedError } from '../model/errors.ts'
 import { hashSecret, sameHash } from './secrets.ts'
 
 /** Who is making an authenticated request. */
@@ -11,10 +11,7 @@ export type UserCaller = Extract<Caller, { kind: 'user' }>
 /** Finds the caller a secret belongs to (given its SHA-256 hash), or `undefined`. */
 export type CredentialCheck = (scheme: 'bearer' | 'api-key', hash: string) => Caller | undefined
 
-/** The `WWW-Authenticate` challenge sent with every 401. */
-export const CHALLENGE = 'Bearer realm="rock-legends"'
-
-const unauthorized = (detail: string) => new Problem('unauthorized', detail, {}, { 'www-authenticate': CHALLENGE })
+const unauthorized = (detail: string) => new UnauthenticatedError(detail)
 
 // RFC 6750 b64token; anything else in the header is malformed.
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i
@@ -35,7 +32,8 @@ export function serviceKeys(keys: readonly string[]): CredentialCheck {
 
 /**
  * Resolves the caller of a request from `Authorization: Bearer <token>` or, when that header is absent,
- * `X-API-Key: <key>`. Throws the one 401 problem for missing, malformed, unknown, expired and revoked credentials.
+ * `X-API-Key: <key>`. Throws the one {@link UnauthenticatedError} for missing, malformed, unknown, expired and revoked
+ * credentials (401, with its challenge, once `http/` answers it).
  *
  * @example
  * const caller = authenticate(request.headers, serviceKeys(['rl_key_…']))
@@ -84,8 +82,7 @@ export function authGuard(checks: readonly CredentialCheck[]) {
         const caller = authenticate(request.headers, checks)
         // Valid credentials, so not 401: retrying with the same key cannot help, and the problem says what would.
         if (caller.kind !== 'user')
-          throw new Problem(
-            'credential-not-allowed',
+          throw new CredentialNotAllowedError(
             "A service key belongs to no user. Send a user's bearer token (POST /api/v1/user/login) or personal API key.",
           )
         callers.set(request, caller)
@@ -95,8 +92,7 @@ export function authGuard(checks: readonly CredentialCheck[]) {
     service: {
       transform({ request }) {
         if (authenticate(request.headers, checks).kind !== 'service')
-          throw new Problem(
-            'credential-not-allowed',
+          throw new CredentialNotAllowedError(
             "This operation belongs to the server's operator: send one of its service keys (--api-key) as X-API-Key.",
           )
       },

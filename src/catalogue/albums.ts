@@ -1,12 +1,11 @@
-import { Elysia, t } from 'elysia'
+import { Elysia } from 'elysia'
 import type { authGuard } from '../auth/guard.ts'
 import { anyCredential, publicAccess } from '../docs/security.ts'
-import { IntegerParam } from '../http/integer-param.ts'
 import { jsonResponse, recordJson } from '../http/json.ts'
 import { PageQuery, Paginated, pageOf, paginator } from '../http/pagination.ts'
 import { described, problemResponses } from '../http/responses.ts'
-import { Album, AlbumInput, ArtistIdParams } from './model.ts'
-import { unknownAlbum, unknownArtist } from './problems.ts'
+import { Album, AlbumInput } from '../model/album.ts'
+import { AlbumIdParams, ArtistIdParams } from './params.ts'
 import type { Catalogue } from './service.ts'
 
 const albumsOf = (artistId: number) => `/api/v1/artists/${artistId}/albums`
@@ -21,9 +20,7 @@ export const albumRoutes = (catalogue: Catalogue, guard: ReturnType<typeof authG
       ({ params, query }) => {
         const artistId = Number(params.artistId)
         const page = pageOf(query)
-        const slice = catalogue.listAlbums(artistId, page)
-        if (!slice) throw unknownArtist(artistId)
-        return paginate(albumsOf(artistId), page, slice)
+        return paginate(albumsOf(artistId), page, catalogue.listAlbums(artistId, page))
       },
       {
         params: ArtistIdParams,
@@ -44,17 +41,9 @@ export const albumRoutes = (catalogue: Catalogue, guard: ReturnType<typeof authG
     )
     .get(
       '/:albumId',
-      ({ params }) => {
-        const [artistId, albumId] = [Number(params.artistId), Number(params.albumId)]
-        const album = catalogue.getAlbum(artistId, albumId)
-        if (!album) throw unknownAlbum(artistId, albumId)
-        return jsonResponse(recordJson(album))
-      },
+      ({ params }) => jsonResponse(recordJson(catalogue.getAlbum(Number(params.artistId), Number(params.albumId)))),
       {
-        params: t.Object({
-          artistId: ArtistIdParams.properties.artistId,
-          albumId: IntegerParam({ minimum: 1, description: 'The id of the album.' }),
-        }),
+        params: AlbumIdParams,
         response: { 200: described(Album, 'The album.'), ...problemResponses(400, 404) },
         detail: {
           operationId: 'getAlbum',
@@ -71,7 +60,6 @@ export const albumRoutes = (catalogue: Catalogue, guard: ReturnType<typeof authG
       async ({ params, body, set }) => {
         const artistId = Number(params.artistId)
         const album = await catalogue.createAlbum(artistId, body)
-        if (!album) throw unknownArtist(artistId)
         set.status = 201
         set.headers.location = `${albumsOf(artistId)}/${album.id}`
         return album
@@ -88,7 +76,7 @@ export const albumRoutes = (catalogue: Catalogue, guard: ReturnType<typeof authG
           operationId: 'createAlbum',
           summary: 'Add an album to an artist',
           description:
-            'Adds an album to the discography of the artist in the path. `year` is the year of first release, from 1900 to next year, or null. Answers with `Location`.',
+            'Adds an album to the discography of the artist in the path. `year` is the year of first release, from 1900 to next year; left out (or null) it is unset. Answers with `Location`.',
           tags: ['Albums'],
           security: anyCredential,
         },

@@ -3,16 +3,16 @@ import type { authGuard } from '../auth/guard.ts'
 import { anyCredential, publicAccess } from '../docs/security.ts'
 import { jsonResponse, recordJson } from '../http/json.ts'
 import { PageQuery, Paginated, pageOf, paginator } from '../http/pagination.ts'
-import { invalid, Problem } from '../http/problem.ts'
+import { deprecated } from '../http/problem.ts'
 import { described, problemResponses } from '../http/responses.ts'
-import { Artist, ArtistIdParams, ArtistInput } from './model.ts'
-import { unknownArtist } from './problems.ts'
+import { Artist, ArtistInput } from '../model/artist.ts'
+import { ArtistIdParams } from './params.ts'
 import type { Catalogue } from './service.ts'
 
 const BASE = '/api/v1/artists'
 
 // RFC 9745: deprecated since 2025-01-01T00:00:00Z.
-const DEPRECATION = { deprecation: '@1735689600', link: '</problems/deprecated-operation>; rel="deprecation"' }
+const DEPRECATED_SINCE = new Date('2025-01-01T00:00:00Z')
 
 /** Artist routes: list, read, create, replace, and the deprecated delete. */
 export const artistRoutes = (catalogue: Catalogue, guard: ReturnType<typeof authGuard>) => {
@@ -41,27 +41,18 @@ export const artistRoutes = (catalogue: Catalogue, guard: ReturnType<typeof auth
         },
       },
     )
-    .get(
-      '/:artistId',
-      ({ params }) => {
-        const artistId = Number(params.artistId)
-        const artist = catalogue.getArtist(artistId)
-        if (!artist) throw unknownArtist(artistId)
-        return jsonResponse(recordJson(artist))
+    .get('/:artistId', ({ params }) => jsonResponse(recordJson(catalogue.getArtist(Number(params.artistId)))), {
+      params: ArtistIdParams,
+      response: { 200: described(Artist, 'The artist.'), ...problemResponses(400, 404) },
+      detail: {
+        operationId: 'getArtist',
+        summary: 'Get one artist',
+        description:
+          'One artist by id. An id that is not a positive integer is 400; a well-formed id no artist has is 404.',
+        tags: ['Artists'],
+        security: publicAccess,
       },
-      {
-        params: ArtistIdParams,
-        response: { 200: described(Artist, 'The artist.'), ...problemResponses(400, 404) },
-        detail: {
-          operationId: 'getArtist',
-          summary: 'Get one artist',
-          description:
-            'One artist by id. An id that is not a positive integer is 400; a well-formed id no artist has is 404.',
-          tags: ['Artists'],
-          security: publicAccess,
-        },
-      },
-    )
+    })
     .post(
       '',
       async ({ body, set }) => {
@@ -87,45 +78,30 @@ export const artistRoutes = (catalogue: Catalogue, guard: ReturnType<typeof auth
         },
       },
     )
-    .put(
-      '/:artistId',
-      async ({ params, body }) => {
-        const artistId = Number(params.artistId)
-        if (body.id !== undefined && body.id !== artistId)
-          throw invalid([
-            { pointer: '/id', detail: `must be absent or equal to the artist id in the path (${artistId})` },
-          ])
-        const artist = await catalogue.replaceArtist(artistId, body)
-        if (!artist) throw unknownArtist(artistId)
-        return artist
+    .put('/:artistId', ({ params, body }) => catalogue.replaceArtist(Number(params.artistId), body), {
+      auth: true,
+      params: ArtistIdParams,
+      body: ArtistInput,
+      response: {
+        200: described(Artist, 'The artist as now stored.'),
+        ...problemResponses(400, 401, 404, 413, 415, 503),
       },
-      {
-        auth: true,
-        params: ArtistIdParams,
-        body: ArtistInput,
-        response: {
-          200: described(Artist, 'The artist as now stored.'),
-          ...problemResponses(400, 401, 404, 413, 415, 503),
-        },
-        detail: {
-          operationId: 'updateArtist',
-          summary: 'Replace an artist',
-          description:
-            'Replaces every field of an artist: fields left out become null. An `id` in the body must be absent or equal to the one in the path. An unknown artist is 404; this never creates one.',
-          tags: ['Artists'],
-          security: anyCredential,
-        },
+      detail: {
+        operationId: 'updateArtist',
+        summary: 'Replace an artist',
+        description:
+          'Replaces every field of an artist: fields left out (or null) become unset, and are left out of answers. An `id` in the body must be absent or equal to the one in the path. An unknown artist is 404; this never creates one.',
+        tags: ['Artists'],
+        security: anyCredential,
       },
-    )
+    })
     .delete(
       '/:artistId',
       ({ params: { artistId } }) => {
         // The id only appears in the message, as the client wrote it.
-        throw new Problem(
-          'deprecated-operation',
+        throw deprecated(
           `Deleting artists is deprecated and nothing was deleted. To correct artist ${artistId}, replace it with PUT ${BASE}/${artistId}.`,
-          {},
-          DEPRECATION,
+          DEPRECATED_SINCE,
         )
       },
       {

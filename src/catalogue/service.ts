@@ -1,70 +1,69 @@
-import type { Album, Artist, Page, Store } from '../store/store.ts'
+import { type AlbumInput, albumFields } from '../model/album.ts'
+import { type ArtistInput, artistFields } from '../model/artist.ts'
+import { InvalidFieldError, NotFoundError } from '../model/errors.ts'
+import type { Album, Artist, Page, Slice, Store } from '../store/store.ts'
 
-/** What a client sends to create or replace an artist. */
-export interface ArtistFields {
-  name: string
-  description?: string | null
-  image?: string | null
-  band?: string | null
-}
+// Ids past 2^53 are valid int64 but lose digits as numbers: name them only when exact.
+const which = (kind: string, id: number) => (Number.isSafeInteger(id) ? `${kind} ${id}` : `${kind} with that id`)
 
-/** What a client sends to add an album. */
-export interface AlbumFields {
-  name: string
-  year?: number | null
-  image?: string | null
-}
+const unknownArtist = (id: number) => new NotFoundError(`There is no ${which('artist', id)}.`)
 
-const artistRecord = (fields: ArtistFields) => ({
-  name: fields.name.trim(),
-  description: fields.description ?? null,
-  image: fields.image ?? null,
-  band: fields.band?.trim() || null,
-})
-
-/** The catalogue's rules over a store. Not-found answers are `undefined`; the routes decide what they mean. */
+/**
+ * The catalogue's rules over a store. It speaks in records and domain refusals ({@link NotFoundError} for an unknown
+ * artist or album, {@link InvalidFieldError} for a body that contradicts its path); the routes turn neither into HTTP.
+ */
 export class Catalogue {
   /** A catalogue over `store`. */
   constructor(private readonly store: Store) {}
 
   /** One page of artists in id order. */
-  listArtists(page: Page) {
+  listArtists(page: Page): Slice<Artist> {
     return this.store.artists.list(page)
   }
 
   /** The artist with `id`. */
-  getArtist(id: number): Artist | undefined {
-    return this.store.artists.get(id)
+  getArtist(id: number): Artist {
+    const artist = this.store.artists.get(id)
+    if (!artist) throw unknownArtist(id)
+    return artist
   }
 
   /** Adds an artist; the id is assigned here, whatever the client sent. */
-  createArtist(fields: ArtistFields): Promise<Artist> {
-    return this.store.artists.insert(artistRecord(fields))
+  createArtist(input: ArtistInput): Promise<Artist> {
+    return this.store.artists.insert(artistFields(input))
   }
 
-  /** Replaces every field of artist `id`; fields left out become null. No upsert: `undefined` if it is unknown. */
-  replaceArtist(id: number, fields: ArtistFields): Promise<Artist | undefined> {
-    return this.store.artists.replace({ id, ...artistRecord(fields) })
+  /**
+   * Replaces every field of artist `id`: fields left out become unset. An `id` in the body must be absent or equal
+   * to `id`. No upsert: an unknown artist is not found.
+   */
+  async replaceArtist(id: number, input: ArtistInput): Promise<Artist> {
+    if (input.id !== undefined && input.id !== id)
+      throw new InvalidFieldError('/id', `must be absent or equal to the artist id in the path (${id})`)
+    const artist = await this.store.artists.replace({ id, ...artistFields(input) })
+    if (!artist) throw unknownArtist(id)
+    return artist
   }
 
-  /** One page of the albums of artist `artistId` in id order, or `undefined` when the artist is unknown. */
-  listAlbums(artistId: number, page: Page) {
-    return this.store.albums.listByArtist(artistId, page)
+  /** One page of the albums of artist `artistId` in id order. */
+  listAlbums(artistId: number, page: Page): Slice<Album> {
+    const slice = this.store.albums.listByArtist(artistId, page)
+    if (!slice) throw unknownArtist(artistId)
+    return slice
   }
 
   /** Album `albumId` of artist `artistId`. */
-  getAlbum(artistId: number, albumId: number): Album | undefined {
+  getAlbum(artistId: number, albumId: number): Album {
     const album = this.store.albums.get(albumId)
-    return album?.artistId === artistId ? album : undefined
+    if (album?.artistId !== artistId)
+      throw new NotFoundError(`There is no ${which('album', albumId)} of ${which('artist', artistId)}.`)
+    return album
   }
 
-  /** Adds an album to artist `artistId`, or `undefined` when the artist is unknown. */
-  createAlbum(artistId: number, fields: AlbumFields): Promise<Album | undefined> {
-    return this.store.albums.insert({
-      artistId,
-      name: fields.name.trim(),
-      year: fields.year ?? null,
-      image: fields.image ?? null,
-    })
+  /** Adds an album to artist `artistId`. */
+  async createAlbum(artistId: number, input: AlbumInput): Promise<Album> {
+    const album = await this.store.albums.insert({ artistId, ...albumFields(input) })
+    if (!album) throw unknownArtist(artistId)
+    return album
   }
 }

@@ -6,14 +6,14 @@ import { element, xmlChars } from './xml.ts'
 /** What an artist's picture shows. */
 export interface ArtistCoverFields {
   name: string
-  band: string | null
+  band?: string
 }
 
 /** What an album's cover shows. */
 export interface AlbumCoverFields {
   title: string
   artist: string
-  year: number | null
+  year?: number
 }
 
 const MARGIN = 48
@@ -39,7 +39,7 @@ export function albumCover(fields: AlbumCoverFields): string {
   const artistLines = wrapText(artist.toLocaleUpperCase('es'), 30, 2)
   const titleLines = wrapText(title, 16, 4)
   const titleSize = fitSize(titleLines, WIDTH, TYPE.display, 88)
-  const yearLines = year === null ? [] : [String(year)]
+  const yearLines = year === undefined ? [] : [String(year)]
   const body = [
     record(palette),
     element('rect', { x: MARGIN, y: MARGIN, width: 64, height: 6, fill: palette.accent }),
@@ -59,7 +59,7 @@ export function albumCover(fields: AlbumCoverFields): string {
     }),
     textBlock(yearLines, { type: TYPE.caps, x: MARGIN, y: SIZE - MARGIN, size: 40, fill: palette.text }),
   ]
-  return frame(palette, `${title} — ${artist}${year === null ? '' : `, ${year}`}`, body)
+  return frame(palette, `${title} — ${artist}${year === undefined ? '' : `, ${year}`}`, body)
 }
 
 /** One or two letters standing for a name: the first letters of its first and last words. */
@@ -75,7 +75,7 @@ export function initials(name: string): string {
 /** The picture of an artist: a monogram, the name under it and the band under that, in colours drawn from the name. */
 export function artistCover(fields: ArtistCoverFields): string {
   const name = xmlChars(fields.name)
-  const band = fields.band === null ? null : xmlChars(fields.band)
+  const band = fields.band === undefined ? undefined : xmlChars(fields.band)
   const palette = paletteOf(name)
   const nameLines = wrapText(name, 18, 2)
   const nameSize = fitSize(nameLines, WIDTH, TYPE.display, 64)

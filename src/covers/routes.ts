@@ -1,5 +1,5 @@
 import { Elysia, t } from 'elysia'
-import { notFound } from '../http/problem.ts'
+import { NotFoundError } from '../model/errors.ts'
 import type { Store } from '../store/store.ts'
 import { albumCover, artistCover } from './cover.ts'
 
@@ -55,7 +55,7 @@ export const coverRoutes = (store: Pick<Store, 'artists' | 'albums'>) =>
       ({ params: { file }, request }) => {
         const id = coverId(file)
         const artist = id === undefined ? undefined : store.artists.get(id)
-        if (!artist) throw notFound(`There is no artist picture ${file}: no artist has that id.`)
+        if (!artist) throw new NotFoundError(`There is no artist picture ${file}: no artist has that id.`)
         return svgResponse(artistCover(artist), request.headers.get('if-none-match'))
       },
       { params: FileParams, detail: { hide: true } },
@@ -66,7 +66,7 @@ export const coverRoutes = (store: Pick<Store, 'artists' | 'albums'>) =>
         const id = coverId(file)
         const album = id === undefined ? undefined : store.albums.get(id)
         const artist = album && store.artists.get(album.artistId)
-        if (!album || !artist) throw notFound(`There is no album cover ${file}: no album has that id.`)
+        if (!album || !artist) throw new NotFoundError(`There is no album cover ${file}: no album has that id.`)
         const svg = albumCover({ title: album.name, artist: artist.name, year: album.year })
         return svgResponse(svg, request.headers.get('if-none-match'))
       },

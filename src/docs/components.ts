@@ -1,6 +1,7 @@
 import { ApiKey, NewApiKey, Session, User } from '../accounts/model.ts'
-import { Album, Artist, ArtistInput } from '../catalogue/model.ts'
 import { ProblemDetails } from '../http/responses.ts'
+import { Album } from '../model/album.ts'
+import { Artist, ArtistInput } from '../model/artist.ts'
 import type { Paths, Schema } from './shapes.ts'
 
 /** The schemas the document names in `components`, so that each is described once and referred to everywhere. */

@@ -1,5 +1,5 @@
 import { Elysia, type InternalRoute, t } from 'elysia'
-import { notFound } from '../http/problem.ts'
+import { NotFoundError } from '../model/errors.ts'
 import { docsAssets, docsPage } from './scalar.ts'
 
 const hidden = { detail: { hide: true } }
@@ -29,7 +29,7 @@ export function docsRoutes(routes: () => readonly InternalRoute[]) {
       '/docs/assets/:file',
       ({ params: { file } }) => {
         const asset = docsAssets[file]
-        if (!asset) throw notFound(`There is no documentation asset ${file}.`)
+        if (!asset) throw new NotFoundError(`There is no documentation asset ${file}.`)
         return asset()
       },
       { params: t.Object({ file: t.String() }), ...hidden },

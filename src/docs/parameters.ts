@@ -1,11 +1,12 @@
 import { INT64_MAX, integerRangePattern } from '../http/integer-param.ts'
-import { DEFAULT_LIMIT, MAX_LIMIT } from '../http/pagination.ts'
+import { DEFAULT_LIMIT } from '../http/pagination.ts'
 import type { Parameter, Schema } from './shapes.ts'
 
-// What the document says beyond the bounds the runtime pattern checks: defaults, and the largest limit worth asking
-// for (larger ones are accepted and lowered to it, so clients should not send them).
+// What the document says beyond the bounds the runtime pattern checks: defaults and examples. `limit` has no
+// `maximum`: a larger one is accepted and lowered to the most a page holds (its description says so, and
+// `meta.limit` reports the limit applied), and a client generated from the document must not refuse it.
 const extras: Record<string, Schema> = {
-  limit: { maximum: MAX_LIMIT, default: DEFAULT_LIMIT, examples: [DEFAULT_LIMIT, 50] },
+  limit: { default: DEFAULT_LIMIT, examples: [DEFAULT_LIMIT, 50] },
   offset: { default: 0, examples: [0, 10] },
 }
 

@@ -1,5 +1,7 @@
 import { ValidationError } from 'elysia'
+import { DomainError } from '../model/errors.ts'
 import { StoreUnavailableError } from '../store/store.ts'
+import { domainProblem } from './domain-problem.ts'
 import { notFound, Problem } from './problem.ts'
 import { validationProblem } from './validation.ts'
 
@@ -16,6 +18,8 @@ interface ErrorContext {
 /** The problem for anything thrown while answering a request. */
 function toProblem({ code, error, request }: ErrorContext, allowed: (path: string) => string[], report: ErrorReporter) {
   if (error instanceof Problem) return error
+  const refusal = error instanceof DomainError ? domainProblem(error) : undefined
+  if (refusal) return refusal
   // Elysia wraps whatever a parse hook throws (our 413/415/400 problems) in its own ParseError.
   if (code === 'PARSE' && (error as Error).cause instanceof Problem) return (error as Error).cause as Problem
   if (error instanceof ValidationError) return validationProblem(error)

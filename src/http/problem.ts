@@ -53,3 +53,18 @@ export const invalid = (errors: FieldError[]) => {
 
 /** 404 for a missing resource or route. */
 export const notFound = (detail: string) => new Problem('not-found', detail)
+
+/**
+ * 400 for a deprecated operation that does nothing, with its `Deprecation` header (RFC 9745: `@` and the Unix time
+ * of `since`) and a `Link` to the explanation.
+ */
+export const deprecated = (detail: string, since: Date) =>
+  new Problem(
+    'deprecated-operation',
+    detail,
+    {},
+    {
+      deprecation: `@${Math.floor(since.getTime() / 1000)}`,
+      link: `<${problemUri('deprecated-operation')}>; rel="deprecation"`,
+    },
+  )

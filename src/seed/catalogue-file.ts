@@ -1,8 +1,9 @@
 import { type TypeCheck, TypeCompiler } from '@sinclair/typebox/compiler'
 import { type ValueError, ValueErrorType } from '@sinclair/typebox/errors'
 import { type TSchema, t } from 'elysia'
-import { AlbumInput, ArtistInput } from '../catalogue/model.ts'
 import { describe } from '../http/validation.ts'
+import { AlbumInput, albumFields } from '../model/album.ts'
+import { ArtistInput, artistFields } from '../model/artist.ts'
 import type { CatalogueEntry } from '../store/store.ts'
 import { SeedError } from './seed-error.ts'
 
@@ -68,19 +69,15 @@ function problemLines(errors: Iterable<ValueError>, source: string): string[] {
   return lines
 }
 
-/** The store entries of a valid file, normalised as the API normalises a create body (trimmed, blank band → null). */
+/**
+ * The store entries of a valid file, normalised as the API normalises a create body. `image` is kept as written:
+ * absent, the store gives the record its generated cover; null, the record has no picture.
+ */
 function toEntries(file: CatalogueFileData): CatalogueEntry[] {
-  return file.artists.map((artist) => ({
-    name: artist.name.trim(),
-    description: artist.description ?? null,
-    band: artist.band?.trim() || null,
-    // Left undefined when absent, so that the store can give the record its generated cover.
+  return file.artists.map(({ albums, ...artist }) => ({
+    ...artistFields(artist),
     image: artist.image,
-    albums: artist.albums.map((album) => ({
-      name: album.name.trim(),
-      year: album.year ?? null,
-      image: album.image,
-    })),
+    albums: albums.map((album) => ({ ...albumFields(album), image: album.image })),
   }))
 }
 

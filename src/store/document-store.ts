@@ -1,5 +1,5 @@
 import type { Low } from 'lowdb'
-import { type Document, emptyDocument } from './document.ts'
+import { type Document, emptyDocument, type StoredDocument, withoutNulls } from './document.ts'
 import { GroupCommit } from './group-commit.ts'
 import type { JournalEntry } from './journal.ts'
 import { type Collection, indexById, type Persistence, type StoredRecord, upsert } from './persistence.ts'
@@ -26,20 +26,22 @@ function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
 
 const noAlbums: Album[] = []
 
-// Records are rebuilt field by field so that the file and the responses always list fields in the same order.
+// Records are rebuilt field by field so that the file and the responses always list fields in the same order. An
+// unset field holds undefined, which JSON leaves out: every record has the same shape in memory. A null from a
+// caller that still speaks the form of version 0.1 is unset too.
 const artistRecord = (id: number, { name, description, image, band }: New<Artist>): Artist => ({
   id,
   name,
-  description,
-  image,
-  band,
+  description: description ?? undefined,
+  image: image ?? undefined,
+  band: band ?? undefined,
 })
 const albumRecord = (id: number, { artistId, name, year, image }: New<Album>): Album => ({
   id,
   artistId,
   name,
-  year,
-  image,
+  year: year ?? undefined,
+  image: image ?? undefined,
 })
 
 /** What undoes the changes of the batch being persisted, should persisting fail. */
@@ -75,7 +77,8 @@ export class DocumentStore implements Store {
     private readonly db: Low<Document>,
     private readonly persistence: Persistence,
   ) {
-    db.data ??= emptyDocument()
+    // Files written by version 0.1 said null for unset fields; the store holds and serves them left out.
+    db.data = db.data ? withoutNulls(db.data as unknown as StoredDocument) : emptyDocument()
     this.index()
     this.commits = new GroupCommit(
       () => this.persist(),
@@ -270,7 +273,7 @@ export class DocumentStore implements Store {
     { cover }: LoadOptions = {},
   ): Promise<{ artists: number; albums: number }> {
     const imageOf = (image: string | null | undefined, kind: 'artist' | 'album', id: number) =>
-      image !== undefined ? image : cover ? cover(kind, id) : null
+      image !== undefined ? (image ?? undefined) : cover?.(kind, id)
     return this.change(() => {
       let albums = 0
       for (const entry of catalogue) {

@@ -1,5 +1,7 @@
 import { type Static, Type as T, type TSchema } from '@sinclair/typebox'
 import { type TypeCheck, TypeCompiler } from '@sinclair/typebox/compiler'
+import { type Album, StoredAlbum } from '../model/album.ts'
+import { type Artist, StoredArtist } from '../model/artist.ts'
 
 const nullable = <S extends ReturnType<typeof T.String>>(schema: S) => T.Union([schema, T.Null()])
 const id = T.Integer({ minimum: 1 })
@@ -9,24 +11,8 @@ const timestamp = T.String()
 export const DocumentSchema = T.Object({
   version: T.Literal(1),
   counters: T.Object({ artists: T.Integer(), albums: T.Integer(), users: T.Integer(), credentials: T.Integer() }),
-  artists: T.Array(
-    T.Object({
-      id,
-      name: T.String(),
-      description: nullable(T.String()),
-      image: nullable(T.String()),
-      band: nullable(T.String()),
-    }),
-  ),
-  albums: T.Array(
-    T.Object({
-      id,
-      artistId: id,
-      name: T.String(),
-      year: T.Union([T.Integer(), T.Null()]),
-      image: nullable(T.String()),
-    }),
-  ),
+  artists: T.Array(StoredArtist),
+  albums: T.Array(StoredAlbum),
   users: T.Array(T.Object({ id, name: T.String(), email: T.String(), passwordHash: T.String(), createdAt: timestamp })),
   credentials: T.Array(
     T.Object({
@@ -44,8 +30,11 @@ export const DocumentSchema = T.Object({
   ),
 })
 
-/** The data file's document: records in id order and the counters that assign the next ids. */
-export type Document = Static<typeof DocumentSchema>
+/** The data file's document as read: records in id order and the counters that assign the next ids. */
+export type StoredDocument = Static<typeof DocumentSchema>
+
+/** The document as the store holds it, once read: unset fields are left out (see {@link withoutNulls}). */
+export type Document = Omit<StoredDocument, 'artists' | 'albums'> & { artists: Artist[]; albums: Album[] }
 
 /** A fresh, empty document. */
 export function emptyDocument(): Document {
@@ -93,4 +82,20 @@ export function documentProblem(value: unknown): string | undefined {
     }
   }
   return undefined
+}
+
+const hasNull = (record: object) => Object.values(record).includes(null)
+
+/**
+ * The document with the null fields of its artists and albums left out, the form the store holds and serves: data
+ * files and journals written by version 0.1 said null for an unset field. Records without a null are kept as they are,
+ * so a current file costs one pass and no copies.
+ */
+export function withoutNulls(document: StoredDocument): Document {
+  for (const records of [document.artists, document.albums] as object[][])
+    for (let i = 0; i < records.length; i++) {
+      const record = records[i] as object
+      if (hasNull(record)) records[i] = Object.fromEntries(Object.entries(record).filter(([, value]) => value !== null))
+    }
+  return document as Document
 }

@@ -1,13 +1,13 @@
 import { type FileHandle, readFile } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import { Type as T } from '@sinclair/typebox'
-import { type Document, DocumentSchema, lazyCheck } from './document.ts'
+import { DocumentSchema, lazyCheck, type StoredDocument } from './document.ts'
 import { syncDirectory } from './durable-file.ts'
 import { DataFileError } from './errors.ts'
 import { type FileSystem, nodeFileSystem, writeAll } from './file-system.ts'
 
 /** The records one group commit created or changed (whole records: replay is an upsert), and the counters after it. */
-export type JournalEntry = Pick<Document, 'counters'> & Partial<Omit<Document, 'version' | 'counters'>>
+export type JournalEntry = Pick<StoredDocument, 'counters'> & Partial<Omit<StoredDocument, 'version' | 'counters'>>
 
 const { counters, artists, albums, users, credentials } = DocumentSchema.properties
 const checkEntry = lazyCheck(

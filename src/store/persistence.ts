@@ -1,4 +1,4 @@
-import type { Document } from './document.ts'
+import type { Document, StoredDocument } from './document.ts'
 import type { JournalEntry } from './journal.ts'
 
 /** The collections of the document. */
@@ -61,8 +61,11 @@ export function upsert<R extends { id: number }>(records: R[], record: R): R | u
   return undefined
 }
 
-/** Replays journal entries onto a document: records are upserted, counters only move forward. */
-export function replay(document: Document, entries: readonly JournalEntry[]): void {
+/**
+ * Replays journal entries onto a document: records are upserted, counters only move forward. Entries written
+ * by version 0.1 may carry nulls, which the store leaves out when it takes the document.
+ */
+export function replay(document: StoredDocument, entries: readonly JournalEntry[]): void {
   for (const entry of entries) {
     for (const name of ['artists', 'albums', 'users', 'credentials'] as const) {
       document.counters[name] = Math.max(document.counters[name], entry.counters[name])

@@ -3,23 +3,10 @@
  * the data reaches a disk, so a second backend can serve the users who outgrow one machine.
  */
 
-/** An artist as stored and served. */
-export interface Artist {
-  id: number
-  name: string
-  description: string | null
-  image: string | null
-  band: string | null
-}
+import type { Album } from '../model/album.ts'
+import type { Artist } from '../model/artist.ts'
 
-/** An album as stored and served; `artistId` links it to its artist. */
-export interface Album {
-  id: number
-  artistId: number
-  name: string
-  year: number | null
-  image: string | null
-}
+export type { Album, Artist }
 
 /** A registered user; the password is kept only as an argon2id hash. */
 export interface User {
@@ -59,7 +46,10 @@ export interface Slice<T> {
   total: number
 }
 
-/** An album of a {@link CatalogueEntry}; an absent `image` may be filled in by `load` (see {@link LoadOptions}). */
+/**
+ * An album of a {@link CatalogueEntry}. An absent `image` may be filled in by `load` (see {@link LoadOptions}); a
+ * null one stays unset.
+ */
 export interface CatalogueAlbum extends Omit<New<Album>, 'artistId' | 'image'> {
   image?: string | null
 }
@@ -73,7 +63,7 @@ export interface CatalogueEntry extends Omit<New<Artist>, 'image'> {
 /** How `load` fills in what a catalogue leaves out. */
 export interface LoadOptions {
   /**
-   * The image of a record whose entry has no `image` at all (an explicit null stays null), from its kind and the id
+   * The image of a record whose entry has no `image` at all (an explicit null stays unset), from its kind and the id
    * just assigned to it: ids exist only once the store assigns them, inside the same write.
    */
   cover?: (kind: 'artist' | 'album', id: number) => string

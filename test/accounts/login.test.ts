@@ -2,7 +2,9 @@ import { describe, expect, test } from 'bun:test'
 import { ACCOUNT_LIMITS, Accounts } from '../../src/accounts/service.ts'
 import { createApp } from '../../src/app.ts'
 import { argon2id, type PasswordHasher } from '../../src/auth/password.ts'
-import { Problem } from '../../src/http/problem.ts'
+import { domainProblem } from '../../src/http/domain-problem.ts'
+import type { Problem } from '../../src/http/problem.ts'
+import { UnauthenticatedError } from '../../src/model/errors.ts'
 import { openMemoryStore } from '../../src/store/memory.ts'
 import { testApp } from '../helpers.ts'
 import { bearer, CARLOS, type Call, manualClock, signedIn } from './helpers.ts'
@@ -89,10 +91,9 @@ describe('POST /api/v1/user/login', () => {
     const wrongPassword = await failure(CARLOS.email)
     const unknownEmail = await failure('nobody@rock-legends.com')
     const again = await failure('somebody@rock-legends.com')
-    for (const error of [wrongPassword, unknownEmail, again]) expect(error).toBeInstanceOf(Problem)
-    expect(await (unknownEmail as Problem).toResponse().text()).toBe(
-      await (wrongPassword as Problem).toResponse().text(),
-    )
+    for (const error of [wrongPassword, unknownEmail, again]) expect(error).toBeInstanceOf(UnauthenticatedError)
+    const answer = (error: unknown) => (domainProblem(error as UnauthenticatedError) as Problem).toResponse().text()
+    expect(await answer(unknownEmail)).toBe(await answer(wrongPassword))
     // One verify per login; the real user's hash, then the dummy twice (made once, on the first login).
     const userHash = store.users.findByEmail(CARLOS.email)?.passwordHash
     const [dummy] = hashes.filter((hashed) => hashed !== userHash)

@@ -55,9 +55,8 @@ export async function buildTemplate(): Promise<Template> {
   await store.load(
     [3, 0, 12, 1, 2].map((albums, i) => ({
       name: `Artist ${i + 1}`,
-      description: i === 0 ? 'First.' : null,
+      ...(i === 0 && { description: 'First.' }),
       image: null,
-      band: null,
       albums: Array.from({ length: albums }, (_, j) => album(j)),
     })),
   )

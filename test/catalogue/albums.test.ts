@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { addArtists, asService, testApp } from '../helpers.ts'
 
-const artaud = { name: 'Artaud', year: 1973, image: null }
+const artaud = { name: 'Artaud', year: 1973 }
 const nextYear = new Date().getUTCFullYear() + 1
 
 /** An app with artists 1 and 2, and a helper that adds an album to artist 1. */
@@ -54,11 +54,20 @@ describe('POST /api/v1/artists/{artistId}/albums', () => {
     const { call, addAlbum } = await withArtists()
     const { status, json, headers } = await addAlbum({ ...artaud, id: 77 })
     expect(status).toBe(201)
-    expect(json).toEqual({ id: 1, artistId: 1, ...artaud })
+    expect(json).toStrictEqual({ id: 1, artistId: 1, ...artaud })
     expect(headers.get('location')).toBe('/api/v1/artists/1/albums/1')
     const read = await call(headers.get('location') as string)
     expect(read.status).toBe(200)
-    expect(read.json).toEqual(json)
+    expect(read.json).toStrictEqual(json)
+  })
+
+  test('leaves an unset year and image out of the answer; null is the same as leaving them out', async () => {
+    const { addAlbum } = await withArtists()
+    for (const body of [{ name: 'Artaud' }, { name: 'Artaud', year: null, image: null }]) {
+      const { status, json } = await addAlbum(body)
+      expect(status).toBe(201)
+      expect(Object.keys(json)).toEqual(['id', 'artistId', 'name'])
+    }
   })
 
   test('an album is only found under its own artist', async () => {

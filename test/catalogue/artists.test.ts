@@ -5,7 +5,6 @@ const spinetta = {
   name: 'Luis Alberto Spinetta',
   description: 'Poet of Argentine rock.',
   band: 'Almendra',
-  image: null,
 }
 
 describe('GET /api/v1/artists', () => {
@@ -62,7 +61,7 @@ describe('GET /api/v1/artists/{artistId}', () => {
     const created = await call('/api/v1/artists', { method: 'POST', body: spinetta, headers: asService })
     const { status, json } = await call(`/api/v1/artists/${created.json.id}`)
     expect(status).toBe(200)
-    expect(json).toEqual({ id: created.json.id, ...spinetta })
+    expect(json).toStrictEqual({ id: created.json.id, ...spinetta })
   })
 
   test.each([
@@ -101,10 +100,21 @@ describe('POST /api/v1/artists', () => {
     expect((await call('/api/v1/artists/1')).json).toEqual(json)
   })
 
-  test('trims the name and fills left-out fields with null', async () => {
+  test('trims the name and leaves unset fields out of the answer, never null', async () => {
     const { call } = testApp()
     const { json } = await call('/api/v1/artists', { method: 'POST', body: { name: '  Pappo ' }, headers: asService })
-    expect(json).toEqual({ id: 1, name: 'Pappo', description: null, image: null, band: null })
+    expect(json).toStrictEqual({ id: 1, name: 'Pappo' })
+  })
+
+  test.each([
+    ['null fields', { name: 'Pappo', description: null, image: null, band: null }],
+    ['a blank band', { name: 'Pappo', band: '   ' }],
+  ])('treats %s as left out', async (_, body) => {
+    const { call } = testApp()
+    const { status, json } = await call('/api/v1/artists', { method: 'POST', body, headers: asService })
+    expect(status).toBe(201)
+    expect(json).toStrictEqual({ id: 1, name: 'Pappo' })
+    expect((await call('/api/v1/artists/1')).text).toBe('{"id":1,"name":"Pappo"}')
   })
 
   test('ids increase and are never reused', async () => {
@@ -153,7 +163,7 @@ describe('POST /api/v1/artists', () => {
     ['an http URL', 'http://example.com/a.png'],
     ['an https URL', 'https://example.com/a.png?size=2'],
     ['a path on this server', '/covers/artists/1.svg'],
-    ['null', null],
+    ['null, which leaves it unset', null],
   ])('accepts an image that is %s', async (_, image) => {
     const { call } = testApp()
     const { status, json } = await call('/api/v1/artists', {
@@ -162,12 +172,13 @@ describe('POST /api/v1/artists', () => {
       headers: asService,
     })
     expect(status).toBe(201)
-    expect(json.image).toBe(image)
+    expect(json.image).toBe(image ?? undefined)
+    expect('image' in json).toBe(image !== null)
   })
 })
 
 describe('PUT /api/v1/artists/{artistId}', () => {
-  test('replaces the whole artist; left-out fields become null', async () => {
+  test('replaces the whole artist; left-out fields become unset and leave the answer', async () => {
     const { call } = testApp()
     await call('/api/v1/artists', { method: 'POST', body: spinetta, headers: asService })
     const { status, json } = await call('/api/v1/artists/1', {
@@ -176,8 +187,8 @@ describe('PUT /api/v1/artists/{artistId}', () => {
       headers: asService,
     })
     expect(status).toBe(200)
-    expect(json).toEqual({ id: 1, name: 'Flaco Spinetta', description: null, image: null, band: null })
-    expect((await call('/api/v1/artists/1')).json).toEqual(json)
+    expect(json).toStrictEqual({ id: 1, name: 'Flaco Spinetta' })
+    expect((await call('/api/v1/artists/1')).json).toStrictEqual(json)
   })
 
   test.each([

@@ -80,7 +80,10 @@ describe('GET /openapi.json', () => {
       expect.objectContaining({ name: 'limit', where: 'query', required: false, type: 'integer', format: 'int64' }),
       expect.objectContaining({ name: 'offset', where: 'query', required: false, type: 'integer', format: 'int64' }),
     ])
-    expect(list[0]?.schema).toMatchObject({ minimum: 1, maximum: 100, default: 10 })
+    // No maximum: a larger limit is accepted and lowered to 100, so a generated client must not refuse it.
+    expect(list[0]?.schema).toMatchObject({ minimum: 1, default: 10 })
+    expect(list[0]?.schema).not.toHaveProperty('maximum')
+    expect(list[0]?.description).toContain('values above 100 are lowered to 100')
     expect(list[1]?.schema).toMatchObject({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0 })
     for (const [, path, operation] of operations)
       for (const parameter of operation.parameters ?? []) {

@@ -5,7 +5,7 @@ import { type Answer, expectDocumented } from '../support/openapi.ts'
 
 const JSON_TYPE = { 'content-type': 'application/json;charset=utf-8' }
 const PROBLEM = { 'content-type': 'application/problem+json' }
-const artist = { id: 1, name: 'Luis Alberto Spinetta', description: null, image: null, band: 'Almendra' }
+const artist = { id: 1, name: 'Luis Alberto Spinetta', band: 'Almendra' }
 const notFound = { type: '/problems/not-found', title: 'Not found', status: 404, detail: 'There is no artist 9.' }
 
 const answer = (
@@ -49,8 +49,13 @@ describe('expectDocumented', () => {
     ],
     [
       'a missing field',
-      answer('GET', '/api/v1/artists/1', 200, JSON_TYPE, { id: 1, name: 'X' }),
-      "must have required property 'description'",
+      answer('GET', '/api/v1/artists/1', 200, JSON_TYPE, { id: 1, band: 'X' }),
+      "must have required property 'name'",
+    ],
+    [
+      'a null optional field',
+      answer('GET', '/api/v1/artists/1', 200, JSON_TYPE, { ...artist, image: null }),
+      '/image must be string',
     ],
     [
       'an undocumented status',

@@ -19,7 +19,7 @@ describe('the typed client', () => {
     const created = await api.api.v1.artists.post({ name: 'Moris', band: 'Los Beatniks' })
     expect(created.status).toBe(201)
     if (created.error) throw new Error(`create failed: ${JSON.stringify(created.error.value)}`)
-    expect(created.data).toEqual({ id: 30, name: 'Moris', description: null, image: null, band: 'Los Beatniks' })
+    expect(created.data).toStrictEqual({ id: 30, name: 'Moris', band: 'Los Beatniks' })
     expect(created.response.headers.get('location')).toBe('/api/v1/artists/30')
 
     const album = await api.api.v1.artists({ artistId: created.data.id }).albums.post({ name: '30 minutos de vida' })

@@ -133,7 +133,7 @@ describe('security headers', () => {
 
   test("a route's own value wins and is not repeated", async () => {
     const store = openMemoryStore()
-    await store.load([{ name: 'Moris', description: null, band: null, albums: [] }])
+    await store.load([{ name: 'Moris', albums: [] }])
     const app = createApp({ store, report: () => {} })
     const cover = await app.handle(new Request('http://localhost/covers/artists/1.svg'))
     expect(cover.headers.get('x-content-type-options')).toBe('nosniff')

@@ -88,7 +88,7 @@ describe('parseCatalogue', () => {
 
   test('accepts the smallest catalogue: artists with a name and a list of albums, nothing else', () => {
     expect(parseCatalogue(catalogue({ name: 'Pappo', albums: [] }), 'fixture.json', LATEST)).toEqual([
-      { name: 'Pappo', description: null, band: null, image: undefined, albums: [] },
+      { name: 'Pappo', albums: [] },
     ])
   })
 })

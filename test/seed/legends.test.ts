@@ -1,7 +1,8 @@
 import { describe, expect, test } from 'bun:test'
 import { Value } from '@sinclair/typebox/value'
 import legends from '../../data/legends.json' with { type: 'json' }
-import { AlbumInput, ArtistInput } from '../../src/catalogue/model.ts'
+import { AlbumInput } from '../../src/model/album.ts'
+import { ArtistInput } from '../../src/model/artist.ts'
 
 // The curated catalogue is data a reader trusts: these checks hold it to the API's own rules, then to the shape a
 // careful editor would give it. They do not prove facts; they catch typos, slips and invented data.

@@ -48,7 +48,7 @@ describe('seedStore with the built-in catalogue', () => {
 
   test('leaves alone a store that holds anything, even a single artist', async () => {
     const store = openMemoryStore()
-    await store.artists.insert({ name: 'Mine', description: null, image: null, band: null })
+    await store.artists.insert({ name: 'Mine' })
     expect((await seedStore(store, true)).seeded).toBe(false)
     expect(store.artists.list(everything).total).toBe(1)
   })
@@ -86,15 +86,16 @@ describe('seedStore with a catalogue file', () => {
       await Bun.write(file, JSON.stringify(fixture))
       const store = openMemoryStore()
       expect(await seedStore(store, file)).toEqual({ seeded: true, artists: 2, albums: 3 })
-      expect(contents(store)).toEqual({
+      // Served as JSON, as clients see them: unset fields are left out, an explicit null image stays unset.
+      expect(JSON.parse(JSON.stringify(contents(store)))).toStrictEqual({
         artists: [
-          { id: 1, name: 'Nebbia', description: null, image: 'https://example.com/nebbia.jpg', band: null },
-          { id: 2, name: 'Sin discos', description: 'Nothing yet.', image: null, band: null },
+          { id: 1, name: 'Nebbia', image: 'https://example.com/nebbia.jpg' },
+          { id: 2, name: 'Sin discos', description: 'Nothing yet.' },
         ],
         albums: [
           { id: 1, artistId: 1, name: 'Huinca', year: 1972, image: '/covers/albums/1.svg' },
-          { id: 2, artistId: 1, name: 'Sin año', year: null, image: null },
-          { id: 3, artistId: 1, name: 'Local', year: null, image: '/x.png' },
+          { id: 2, artistId: 1, name: 'Sin año' },
+          { id: 3, artistId: 1, name: 'Local', image: '/x.png' },
         ],
       })
     } finally {
@@ -114,15 +115,19 @@ describe('seedStore with a catalogue file', () => {
     }
   })
 
-  test('parseCatalogue normalises like the API: trimmed names, blank bands become null', () => {
-    expect(parseCatalogue({ artists: [{ name: ' A ', band: '  B ', albums: [{ name: ' C ' }] }] }, 'x')).toEqual([
+  test('parseCatalogue normalises like the API: trimmed names, blank bands unset', () => {
+    const [withBand, blankBand] = parseCatalogue(
       {
-        name: 'A',
-        description: null,
-        band: 'B',
-        image: undefined,
-        albums: [{ name: 'C', year: null, image: undefined }],
+        artists: [
+          { name: ' A ', band: '  B ', albums: [{ name: ' C ', year: null }] },
+          { name: 'D', band: ' ', albums: [] },
+        ],
       },
+      'x',
+    )
+    expect(JSON.parse(JSON.stringify([withBand, blankBand]))).toStrictEqual([
+      { name: 'A', band: 'B', albums: [{ name: 'C' }] },
+      { name: 'D', albums: [] },
     ])
   })
 })

@@ -16,9 +16,33 @@ beforeEach(() => {
 })
 afterEach(() => removeDir(dir))
 
-const artist = (name: string) => ({ name, description: null, image: null, band: null })
+const artist = (name: string) => ({ name })
 
 describe('openJsonFileStore', () => {
+  test('loads a data file and journal written by version 0.1, whose unset fields are null, and serves them left out', async () => {
+    const legacy = {
+      version: 1,
+      counters: { artists: 2, albums: 1, users: 0, credentials: 0 },
+      artists: [{ id: 1, name: 'Pappo', description: null, image: null, band: 'Riff' }],
+      albums: [{ id: 1, artistId: 1, name: 'Pappo’s Blues', year: null, image: null }],
+      users: [],
+      credentials: [],
+    }
+    writeFileSync(file, JSON.stringify(legacy))
+    const entry = {
+      counters: legacy.counters,
+      artists: [{ id: 2, name: 'Nebbia', description: 'x', image: null, band: null }],
+    }
+    writeFileSync(`${file}.journal`, `${JSON.stringify(entry)}\n`)
+    const store = await openJsonFileStore(file)
+    expect(JSON.stringify(store.artists.list({ limit: 10, offset: 0 }).items)).toBe(
+      '[{"id":1,"name":"Pappo","band":"Riff"},{"id":2,"name":"Nebbia","description":"x"}]',
+    )
+    expect(JSON.stringify(store.albums.get(1))).toBe('{"id":1,"artistId":1,"name":"Pappo’s Blues"}')
+    await store.close()
+    expect(readFileSync(file, 'utf8')).not.toContain('null')
+  })
+
   test('creates a missing file (and its directory) holding an empty document', async () => {
     const nested = join(dir, 'a', 'b', 'db.json')
     const store = await openJsonFileStore(nested)
@@ -64,7 +88,7 @@ describe('openJsonFileStore', () => {
 
   test('counters never go back: ids are not reused', async () => {
     const store = await openJsonFileStore(file)
-    await store.albums.insert({ artistId: 1, name: 'ignored', year: null, image: null })
+    await store.albums.insert({ artistId: 1, name: 'ignored' })
     const a = await store.artists.insert(artist('A'))
     await store.close()
     const reopened = await openJsonFileStore(file)
@@ -170,7 +194,7 @@ describe('a write that cannot be made durable', () => {
     const attempts = [
       store.artists.insert(artist('lost')),
       store.artists.replace({ id: 1, ...artist('renamed') }),
-      store.albums.insert({ artistId: 1, name: 'lost album', year: null, image: null }),
+      store.albums.insert({ artistId: 1, name: 'lost album' }),
       store.users.insert({ name: 'V', email: 'v@example.com', passwordHash: 'x', createdAt: 'now' }),
     ]
     for (const outcome of await Promise.allSettled(attempts))

@@ -1,0 +1,74 @@
+/**
+ * The album: the one model from which the API's response and request body, the seed file's reader, the data file's
+ * check and the documentation derive.
+ */
+import { type Static, Type } from '@sinclair/typebox'
+import { acceptedProperties, servedProperties, storedProperties } from './form.ts'
+import { IMAGE_RULES, NAME_RULES, RECORD_ID } from './rules.ts'
+
+/** The earliest year an album may carry. */
+export const FIRST_YEAR = 1900
+
+/** Each field of an album a client sends, as served and documented. */
+const fields = {
+  name: Type.String({ description: 'The title, as released.', examples: ['Artaud'] }),
+  year: Type.Integer({ description: 'Year of first release.', examples: [1973] }),
+  image: Type.String({ description: 'A cover: an absolute http(s) URL or a path on this server.' }),
+}
+
+/** What a client's value must also be, field by field; the latest year allowed is next year. */
+const rules = (latestYear: number) => ({
+  name: NAME_RULES,
+  year: {
+    minimum: FIRST_YEAR,
+    maximum: latestYear,
+    description: `Year of first release, ${FIRST_YEAR}–${latestYear}.`,
+  },
+  image: IMAGE_RULES,
+})
+
+const required = ['name'] as const
+
+const artistId = Type.Integer({ format: 'int64', description: 'The artist who recorded it.', examples: [1] })
+
+/** An album as the API returns it: unset fields are left out, never null. */
+export const Album = Type.Object(
+  { id: RECORD_ID, artistId, ...servedProperties(fields, required) },
+  { description: 'An album of an artist.' },
+)
+
+/** An album as served and stored. */
+export type Album = Static<typeof Album>
+
+/** The body of album creation, with album years bounded by `latestYear` (next year, in the API). */
+export const AlbumInput = (latestYear: number) =>
+  Type.Object(
+    {
+      id: Type.Optional(Type.Integer({ description: 'Ignored: ids are assigned by the service.' })),
+      ...acceptedProperties(fields, rules(latestYear), required),
+    },
+    {
+      additionalProperties: false,
+      description: 'An album to add to the artist in the path: fields left out (or null) are unset.',
+      examples: [
+        { name: 'Artaud', year: 1973 },
+        { name: 'Clics modernos', year: 1983 },
+      ],
+    },
+  )
+
+/** What a client sends to add an album. */
+export type AlbumInput = Static<ReturnType<typeof AlbumInput>>
+
+const storedId = Type.Integer({ minimum: 1 })
+
+/** An album as a data file may hold it: files written by version 0.1 hold null for unset fields. */
+export const StoredAlbum = Type.Object({ id: storedId, artistId: storedId, ...storedProperties(fields, required) })
+
+/**
+ * The fields to store for a client's album: the name trimmed, null unset, `id` dropped (the store assigns it). Used
+ * for the API's bodies and the seed file alike; the artist comes from elsewhere (the path, the seed file's nesting).
+ */
+export function albumFields({ name, year, image }: Omit<AlbumInput, 'id'>): Omit<Album, 'id' | 'artistId'> {
+  return { name: name.trim(), year: year ?? undefined, image: image ?? undefined }
+}

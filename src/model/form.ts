@@ -1,0 +1,91 @@
+/**
+ * The forms one resource model takes. A model declares each field once (its type and description, as served) and,
+ * apart, the rules a client's value must follow; the response, the request body, the seed file and the data file all
+ * derive from those two tables, so a field is never declared twice.
+ */
+import { type TNull, type TOptional, type TProperties, type TSchema, type TUnion, Type } from '@sinclair/typebox'
+
+/** Extra keywords a request adds to a field: bounds, patterns, and `error`, the wording of a refusal. */
+export type Rules = Record<string, unknown> & { error?: string }
+
+/** The served form of `F`: the `R` fields required, the others optional (left out when unset, never null). */
+export type Served<F extends TProperties, R extends keyof F> = {
+  [K in keyof F]: K extends R ? F[K] : TOptional<F[K]>
+}
+
+/** The accepted form of `F`: the `R` fields required, the others optional or null (null means unset). */
+export type Accepted<F extends TProperties, R extends keyof F> = {
+  [K in keyof F]: K extends R ? F[K] : TOptional<TUnion<[F[K], TNull]>>
+}
+
+/** The stored form of `F`, as data files hold it: optional fields may also be null, as version 0.1 wrote them. */
+export type Stored<F extends TProperties, R extends keyof F> = Accepted<F, R>
+
+const withRules = (field: TSchema, rules: Rules | undefined): TSchema => (rules ? { ...field, ...rules } : field)
+
+function build<F extends TProperties>(
+  fields: F,
+  required: readonly (keyof F)[],
+  each: (field: TSchema, key: keyof F) => TSchema,
+  optional: (field: TSchema, key: keyof F) => TSchema,
+): TProperties {
+  const properties: TProperties = {}
+  for (const key of Object.keys(fields) as (keyof F & string)[]) {
+    const field = each(fields[key] as TSchema, key)
+    properties[key] = required.includes(key) ? field : Type.Optional(optional(field, key))
+  }
+  return properties
+}
+
+/** The properties of a response: as declared, unset optional fields left out. */
+export function servedProperties<F extends TProperties, const R extends keyof F>(fields: F, required: readonly R[]) {
+  return build(
+    fields,
+    required,
+    (field) => field,
+    (field) => field,
+  ) as Served<F, R>
+}
+
+/**
+ * The properties of a request body: each field with its rules; an optional field may also be null, which means the
+ * same as leaving it out. The union carries the field's description, so the documentation shows it once.
+ */
+export function acceptedProperties<F extends TProperties, const R extends keyof F>(
+  fields: F,
+  rules: { [K in keyof F]?: Rules },
+  required: readonly R[],
+) {
+  return build(
+    fields,
+    required,
+    (field, key) => withRules(field, rules[key]),
+    (field) => {
+      const { description, error } = field as { description?: string; error?: string }
+      return Type.Union([field, Type.Null()], {
+        ...(description && { description: `${description} Null is the same as leaving it out.` }),
+        ...(error && { error: `${error}, or null` }),
+      })
+    },
+  ) as Accepted<F, R>
+}
+
+/** The properties of a record in a data file: the types as served, where optional fields may also be null. */
+export function storedProperties<F extends TProperties, const R extends keyof F>(fields: F, required: readonly R[]) {
+  return build(
+    fields,
+    required,
+    (field) => field,
+    (field) => Type.Union([field, Type.Null()]),
+  ) as Stored<F, R>
+}
+
+/**
+ * `record` without its null and undefined optional fields: how a request's or an old data file's "unset" is kept.
+ * Returns a new object and leaves `record` alone.
+ */
+export function withoutUnset<T extends object>(record: T): { [K in keyof T]: Exclude<T[K], null> } {
+  const kept: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(record)) if (value !== null && value !== undefined) kept[key] = value
+  return kept as { [K in keyof T]: Exclude<T[K], null> }
+}
