@@ -89,8 +89,9 @@ export function createApp({
     .get(
       '/problems/:kind',
       ({ params: { kind } }) => {
+        // Own keys only: `constructor` and `__proto__` are keys of every object, not problem types.
+        if (!Object.hasOwn(problemTypes, kind)) throw new NotFoundError(`There is no problem type ${kind}.`)
         const type = problemTypes[kind as ProblemKind]
-        if (!type) throw new NotFoundError(`There is no problem type ${kind}.`)
         return new Response(`${type.title} (${type.status})\n\n${type.explanation}\n`, {
           headers: { 'content-type': 'text/plain; charset=utf-8' },
         })

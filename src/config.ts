@@ -48,7 +48,7 @@ Options (each can also be set by the environment variable shown):
   --port N              port to listen on; 0 picks a free one (PORT, default 3000)
   --host ADDR           address to listen on (HOST, default 127.0.0.1)
   --data FILE|:memory:  JSON data file, or :memory: for no file (ROCK_LEGENDS_DATA, default ./data/db.json)
-  --seed[=FILE]         fill an empty store with the built-in catalogue, or with FILE (ROCK_LEGENDS_SEED)
+  --seed [FILE]         fill an empty store with the built-in catalogue, or with FILE (ROCK_LEGENDS_SEED)
   --api-key KEY         a service key that may write; repeatable (ROCK_LEGENDS_API_KEYS, comma-separated)
   --token-ttl DURATION  lifetime of bearer tokens, e.g. 30m, 24h, 7d (ROCK_LEGENDS_TOKEN_TTL, default 24h)
   --log pretty|json|off how to log (ROCK_LEGENDS_LOG, default pretty)
@@ -57,8 +57,8 @@ Options (each can also be set by the environment variable shown):
   --read-only           refuse every write with 403 (ROCK_LEGENDS_READ_ONLY)
   --allow-reset         serve POST /__admin/reset (service key) to restore the start-up state
                         (ROCK_LEGENDS_ALLOW_RESET)
-  --help                show this help
-  --version             show the version
+  -h, --help            show this help
+  -v, --version         show the version
 
 Commands:
   healthcheck [--url URL]  exit 0 if the server at URL answers GET /healthz, 1 if not; URL defaults to
@@ -156,6 +156,9 @@ function parseHealthcheck(argv: readonly string[], env: Record<string, string | 
   return { action: 'healthcheck', config: { url } }
 }
 
+/** The one-letter forms of the flags people type most. */
+const SHORT_FORMS: Record<string, string> = { '-h': '--help', '-v': '--version' }
+
 /** Reads flags (which win) and environment variables into a validated invocation; throws {@link UsageError}. */
 export function parseArgs(argv: readonly string[], env: Record<string, string | undefined> = {}): Invocation {
   if (argv[0] === 'healthcheck') return parseHealthcheck(argv.slice(1), env)
@@ -163,12 +166,13 @@ export function parseArgs(argv: readonly string[], env: Record<string, string | 
   const valued = new Set(['port', 'host', 'data', 'api-key', 'token-ttl', 'log', 'cors', 'delay'])
   const bare = new Set(['seed', 'help', 'version', 'read-only', 'allow-reset'])
   for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] as string
+    const arg = SHORT_FORMS[argv[i] as string] ?? (argv[i] as string)
     const match = /^--([a-z-]+)(?:=(.*))?$/s.exec(arg)
     if (!match) throw new UsageError(`unexpected argument "${arg}"`)
     const name = match[1] as string
     let value = match[2]
-    if (name === 'seed') value ??= ''
+    // `--seed FILE` is read as `--seed=FILE`: the server takes no other arguments, so a word after it is its file.
+    if (name === 'seed') value ??= argv[i + 1]?.startsWith('-') === false ? (argv[++i] as string) : ''
     else if (valued.has(name)) {
       if (value === undefined) {
         value = argv[++i]

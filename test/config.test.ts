@@ -118,6 +118,23 @@ describe('parseArgs', () => {
     expect(parseArgs(['--port', '1', '--help'], {})).toEqual({ action: 'help' })
     expect(parseArgs(['--version'], {})).toEqual({ action: 'version' })
   })
+
+  test('-h and -v are the short forms of --help and --version', () => {
+    expect(parseArgs(['-h'], {})).toEqual({ action: 'help' })
+    expect(parseArgs(['--port', '1', '-v'], {})).toEqual({ action: 'version' })
+    expect(() => parseArgs(['-x'], {})).toThrow(UsageError)
+  })
+
+  test.each([
+    [['--seed', 'fixture.json'], 'fixture.json'],
+    [['--seed', 'fixture.json', '--port', '0'], 'fixture.json'],
+    [['--seed', '--port', '0'], true],
+    [['--port', '0', '--seed'], true],
+    [['--seed', 'false'], false],
+    [['--seed=fixture.json'], 'fixture.json'],
+  ] as [string[], boolean | string][])('%p seeds %p', (argv, seed) => {
+    expect(run(argv, {}).seed).toBe(seed)
+  })
 })
 
 describe('parseDuration', () => {

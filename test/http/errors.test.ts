@@ -177,6 +177,16 @@ describe('around the API', () => {
     }
   })
 
+  test.each(['constructor', '__proto__', 'toString', 'hasOwnProperty', 'nope'])(
+    'GET /problems/%s, not a problem type, is a 404 problem',
+    async (kind) => {
+      const { call } = testApp()
+      const response = await call(`/problems/${kind}`)
+      expect(response.status).toBe(404)
+      expect(response.json).toMatchObject({ type: '/problems/not-found', detail: `There is no problem type ${kind}.` })
+    },
+  )
+
   test('GET /openapi.json is an OpenAPI 3.1 document of the API', async () => {
     const { call } = testApp()
     const { status, json: document } = await call('/openapi.json')
