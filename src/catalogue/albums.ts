@@ -2,10 +2,10 @@ import { Elysia } from 'elysia'
 import type { authGuard } from '../auth/guard.ts'
 import { anyCredential, publicAccess } from '../docs/security.ts'
 import { jsonResponse, recordJson } from '../http/json.ts'
-import { PageQuery, Paginated, pageOf, paginator } from '../http/pagination.ts'
+import { keptQuery, Paginated, pageOf, paginator } from '../http/pagination.ts'
 import { described, problemResponses } from '../http/responses.ts'
 import { Album, AlbumInput } from '../model/album.ts'
-import { AlbumIdParams, ArtistIdParams } from './params.ts'
+import { AlbumIdParams, AlbumListQuery, ArtistIdParams } from './params.ts'
 import type { Catalogue } from './service.ts'
 
 const albumsOf = (artistId: number) => `/api/v1/artists/${artistId}/albums`
@@ -17,14 +17,15 @@ export const albumRoutes = (catalogue: Catalogue, guard: ReturnType<typeof authG
     .use(guard)
     .get(
       '',
-      ({ params, query }) => {
+      ({ params, query: { q, sort, ...query } }) => {
         const artistId = Number(params.artistId)
         const page = pageOf(query)
-        return paginate(albumsOf(artistId), page, catalogue.listAlbums(artistId, page))
+        const slice = catalogue.listAlbums(artistId, page, { q, sort })
+        return paginate(albumsOf(artistId), page, slice, keptQuery({ q, sort }))
       },
       {
         params: ArtistIdParams,
-        query: PageQuery,
+        query: AlbumListQuery,
         response: {
           200: described(Paginated(Album), "One page of the artist's albums, in id order; empty if there are none."),
           ...problemResponses(400, 404),
@@ -33,7 +34,7 @@ export const albumRoutes = (catalogue: Catalogue, guard: ReturnType<typeof authG
           operationId: 'getAllAlbums',
           summary: "List an artist's albums",
           description:
-            'The albums of one artist, a page at a time, in id order. An artist without albums gives an empty page; an unknown artist is 404.',
+            'The albums of one artist, a page at a time, in id order. An artist without albums gives an empty page; an unknown artist is 404. `q` and `sort` (extensions of the published contract) search by name and order by year or name; `meta.total` counts the matches and `meta.next` keeps both.',
           tags: ['Albums'],
           security: publicAccess,
         },

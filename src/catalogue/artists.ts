@@ -2,11 +2,11 @@ import { Elysia } from 'elysia'
 import type { authGuard } from '../auth/guard.ts'
 import { anyCredential, publicAccess } from '../docs/security.ts'
 import { jsonResponse, recordJson } from '../http/json.ts'
-import { PageQuery, Paginated, pageOf, paginator } from '../http/pagination.ts'
+import { keptQuery, Paginated, pageOf, paginator } from '../http/pagination.ts'
 import { deprecated } from '../http/problem.ts'
 import { described, problemResponses } from '../http/responses.ts'
 import { Artist, ArtistInput } from '../model/artist.ts'
-import { ArtistIdParams } from './params.ts'
+import { ArtistIdParams, ArtistListQuery } from './params.ts'
 import type { Catalogue } from './service.ts'
 
 const BASE = '/api/v1/artists'
@@ -21,21 +21,24 @@ export const artistRoutes = (catalogue: Catalogue, guard: ReturnType<typeof auth
     .use(guard)
     .get(
       '',
-      ({ query }) => {
+      ({ query: { q, sort, ...query } }) => {
         const page = pageOf(query)
-        return paginate(BASE, page, catalogue.listArtists(page))
+        return paginate(BASE, page, catalogue.listArtists(page, { q, sort }), keptQuery({ q, sort }))
       },
       {
-        query: PageQuery,
+        query: ArtistListQuery,
         response: {
-          200: described(Paginated(Artist), 'One page of artists, in id order, with a link to the next page.'),
+          200: described(
+            Paginated(Artist),
+            'One page of artists (those matching `q`, in `sort` order), with a link to the next page.',
+          ),
           ...problemResponses(400),
         },
         detail: {
           operationId: 'getAllArtists',
           summary: 'List artists',
           description:
-            'The legends of Argentine rock, a page at a time, in id order. Follow `meta.next` for the next page; it is `null` on the last one.',
+            'The legends of Argentine rock, a page at a time, in id order. Follow `meta.next` for the next page; it is `null` on the last one. `q` and `sort` (extensions of the published contract) search by name or band and order by name; `meta.total` counts the matches and `meta.next` keeps both.',
           tags: ['Artists'],
           security: publicAccess,
         },

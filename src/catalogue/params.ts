@@ -1,5 +1,7 @@
 import { t } from 'elysia'
 import { IntegerParam } from '../http/integer-param.ts'
+import { PageQuery } from '../http/pagination.ts'
+import { ALBUM_SORTS, ARTIST_SORTS } from '../model/search.ts'
 
 const artistId = IntegerParam({ minimum: 1, description: 'The id of the artist (a positive int64).' })
 
@@ -10,4 +12,49 @@ export const ArtistIdParams = t.Object({ artistId })
 export const AlbumIdParams = t.Object({
   artistId,
   albumId: IntegerParam({ minimum: 1, description: 'The id of the album.' }),
+})
+
+const searchText = (what: string) =>
+  t.Optional(
+    t.String({
+      maxLength: 200,
+      description: `Finds ${what} this text, ignoring case and accents (\`garcia\` finds "García"); empty finds everything. An extension of the published contract.`,
+      error: 'a text of at most 200 characters',
+    }),
+  )
+
+/** The options of `sort`, for its description and its validation message. */
+const sortOptions = (sorts: readonly string[], description: string) => ({
+  description: `${description} An extension of the published contract.`,
+  error: `one of ${sorts.join(', ')}`,
+})
+
+/** The query of the artist list: a page, a search by name or band, an order. */
+export const ArtistListQuery = t.Object({
+  ...PageQuery.properties,
+  q: searchText('artists whose name or band contains'),
+  sort: t.Optional(
+    t.UnionEnum(
+      ARTIST_SORTS,
+      sortOptions(
+        ARTIST_SORTS,
+        'The order: `id` (the default), `name` or `-name` (descending), names compared as a Spanish reader does.',
+      ),
+    ),
+  ),
+})
+
+/** The query of an artist's album list: a page, a search by name, an order. */
+export const AlbumListQuery = t.Object({
+  ...PageQuery.properties,
+  q: searchText('albums whose name contains'),
+  sort: t.Optional(
+    t.UnionEnum(
+      ALBUM_SORTS,
+      sortOptions(
+        ALBUM_SORTS,
+        'The order: `id` (the default), `year`, `-year` (albums without a year last either way) or `name`.',
+      ),
+    ),
+  ),
 })

@@ -1,6 +1,7 @@
 import { type AlbumInput, albumFields } from '../model/album.ts'
 import { type ArtistInput, artistFields } from '../model/artist.ts'
 import { InvalidFieldError, NotFoundError } from '../model/errors.ts'
+import type { AlbumSort, ArtistSort, ListQuery } from '../model/search.ts'
 import type { Album, Artist, Page, Slice, Store } from '../store/store.ts'
 
 // Ids past 2^53 are valid int64 but lose digits as numbers: name them only when exact.
@@ -16,9 +17,9 @@ export class Catalogue {
   /** A catalogue over `store`. */
   constructor(private readonly store: Store) {}
 
-  /** One page of artists in id order. */
-  listArtists(page: Page): Slice<Artist> {
-    return this.store.artists.list(page)
+  /** One page of the artists matching `query.q` by name or band, in `query.sort` order (id by default). */
+  listArtists(page: Page, query: ListQuery<ArtistSort> = {}): Slice<Artist> {
+    return this.store.artists.list(page, query)
   }
 
   /** The artist with `id`. */
@@ -45,9 +46,9 @@ export class Catalogue {
     return artist
   }
 
-  /** One page of the albums of artist `artistId` in id order. */
-  listAlbums(artistId: number, page: Page): Slice<Album> {
-    const slice = this.store.albums.listByArtist(artistId, page)
+  /** One page of the albums of artist `artistId` matching `query.q` by name, in `query.sort` order (id by default). */
+  listAlbums(artistId: number, page: Page, query: ListQuery<AlbumSort> = {}): Slice<Album> {
+    const slice = this.store.albums.listByArtist(artistId, page, query)
     if (!slice) throw unknownArtist(artistId)
     return slice
   }

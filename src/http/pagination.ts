@@ -48,13 +48,21 @@ export const pageOf = (query: { limit?: string; offset?: string }) => ({
   offset: query.offset === undefined ? 0 : Number(query.offset),
 })
 
-function pageText(path: string, page: { limit: number; offset: number }, slice: Slice<object>): string {
+/**
+ * The search and order a list was asked with, as its next page keeps them (`&q=…&sort=…`, encoded); empty for the
+ * whole list in the default order (`sort=id`), the common case.
+ */
+export function keptQuery({ q, sort }: { q?: string; sort?: string }): string {
+  return `${q ? `&q=${encodeURIComponent(q)}` : ''}${sort && sort !== 'id' ? `&sort=${encodeURIComponent(sort)}` : ''}`
+}
+
+function pageText(path: string, page: { limit: number; offset: number }, slice: Slice<object>, kept: string): string {
   const nextOffset = page.offset + page.limit
   const meta = {
     limit: page.limit,
     offset: page.offset,
     total: slice.total,
-    next: nextOffset < slice.total ? `${path}?limit=${page.limit}&offset=${nextOffset}` : null,
+    next: nextOffset < slice.total ? `${path}?limit=${page.limit}&offset=${nextOffset}${kept}` : null,
   }
   return `{"data":[${slice.items.map(recordJson).join(',')}],"meta":${JSON.stringify(meta)}}`
 }
@@ -66,7 +74,8 @@ const sameItems = (a: readonly object[], b: readonly object[]) =>
 const MAX_PAGES = 1024
 
 /**
- * A function answering one page of a list: `{ data, meta }`, linking the next page while there is one. It keeps
+ * A function answering one page of a list: `{ data, meta }`, linking the next page while there is one (with the
+ * `kept` parameters of a search, from {@link keptQuery}). It keeps
  * the encoded bytes of the pages it served: records are replaced, never edited in place, so a page whose items are
  * the same objects and whose total is unchanged has the same bytes, and answering it again costs no serialising or
  * encoding at all.
@@ -78,11 +87,11 @@ const MAX_PAGES = 1024
 export function paginator() {
   const pages = new Map<string, { items: readonly object[]; total: number; body: Uint8Array }>()
   const encoder = new TextEncoder()
-  return (path: string, page: { limit: number; offset: number }, slice: Slice<object>): Response => {
-    const key = `${path}?limit=${page.limit}&offset=${page.offset}`
+  return (path: string, page: { limit: number; offset: number }, slice: Slice<object>, kept = ''): Response => {
+    const key = `${path}?limit=${page.limit}&offset=${page.offset}${kept}`
     const cached = pages.get(key)
     if (cached && cached.total === slice.total && sameItems(cached.items, slice.items)) return jsonResponse(cached.body)
-    const body = encoder.encode(pageText(path, page, slice))
+    const body = encoder.encode(pageText(path, page, slice, kept))
     if (!cached && pages.size >= MAX_PAGES) pages.delete(pages.keys().next().value as string)
     pages.set(key, { items: slice.items, total: slice.total, body })
     return jsonResponse(body)

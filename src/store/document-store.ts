@@ -1,4 +1,7 @@
 import type { Low } from 'lowdb'
+import type { AlbumSort, ArtistSort, ListQuery } from '../model/search.ts'
+import { listAlbums } from './album-lists.ts'
+import { ArtistLists } from './artist-lists.ts'
 import { type Document, emptyDocument, type StoredDocument, withoutNulls } from './document.ts'
 import { GroupCommit } from './group-commit.ts'
 import type { JournalEntry } from './journal.ts'
@@ -65,6 +68,7 @@ export class DocumentStore implements Store {
   private usersByEmail = new Map<string, User>()
   private credentialsByHash = new Map<string, Credential>()
   private credentialsByUser = new Map<number, Credential[]>()
+  private readonly artistLists = new ArtistLists(() => this.doc.artists)
   private readonly commits: GroupCommit
   /** The records put since the last persist, by id: the next journal entry. */
   private changed = new Map<Collection, Map<number, StoredRecord>>()
@@ -91,6 +95,7 @@ export class DocumentStore implements Store {
   }
 
   private index(): void {
+    this.artistLists.reset()
     this.albumsByArtist = new Map()
     for (const album of this.doc.albums) push(this.albumsByArtist, album.artistId, album)
     this.usersByEmail = new Map(this.doc.users.map((user) => [user.email, user]))
@@ -132,6 +137,9 @@ export class DocumentStore implements Store {
     const records = this.doc[name] as StoredRecord[]
     const previous = upsert(records, record)
     if (previous && logged) this.undoLog().replaced.push([name, indexById(records, record.id), previous])
+    if (name === 'artists')
+      if (previous) this.artistLists.replaced(previous as Artist, record as Artist)
+      else this.artistLists.appended(record as Artist)
     if (name === 'albums' && !previous) push(this.albumsByArtist, (record as Album).artistId, record as Album)
     if (name === 'users') this.usersByEmail.set((record as User).email, record as User)
     if (name === 'credentials') this.indexCredential(record as Credential, previous as Credential | undefined)
@@ -192,10 +200,10 @@ export class DocumentStore implements Store {
 
   readonly artists = {
     get: (id: number): Artist | undefined => this.doc.artists[indexById(this.doc.artists, id)],
-    list: ({ limit, offset }: Page) => ({
-      items: this.doc.artists.slice(offset, offset + limit),
-      total: this.doc.artists.length,
-    }),
+    list: (page: Page, query?: ListQuery<ArtistSort>) =>
+      query?.q || (query?.sort && query.sort !== 'id')
+        ? this.artistLists.list(page, query)
+        : { items: this.doc.artists.slice(page.offset, page.offset + page.limit), total: this.doc.artists.length },
     insert: (fields: New<Artist>): Promise<Artist> =>
       this.change(() => {
         const artist = artistRecord(this.nextId('artists'), fields)
@@ -213,10 +221,9 @@ export class DocumentStore implements Store {
 
   readonly albums = {
     get: (id: number): Album | undefined => this.doc.albums[indexById(this.doc.albums, id)],
-    listByArtist: (artistId: number, { limit, offset }: Page) => {
+    listByArtist: (artistId: number, page: Page, query: ListQuery<AlbumSort> = {}) => {
       if (indexById(this.doc.artists, artistId) < 0) return undefined
-      const albums = this.albumsByArtist.get(artistId) ?? noAlbums
-      return { items: albums.slice(offset, offset + limit), total: albums.length }
+      return listAlbums(this.albumsByArtist.get(artistId) ?? noAlbums, page, query)
     },
     insert: (fields: New<Album>): Promise<Album | undefined> =>
       this.change(() => {

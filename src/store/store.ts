@@ -5,6 +5,7 @@
 
 import type { Album } from '../model/album.ts'
 import type { Artist } from '../model/artist.ts'
+import type { AlbumSort, ArtistSort, ListQuery } from '../model/search.ts'
 
 export type { Album, Artist }
 
@@ -94,15 +95,16 @@ export class DuplicateEmailError extends Error {
 export interface Store {
   readonly artists: {
     get(id: number): Artist | undefined
-    list(page: Page): Slice<Artist>
+    /** A page of the artists matching `query.q` (by name or band), in `query.sort` order (id by default). */
+    list(page: Page, query?: ListQuery<ArtistSort>): Slice<Artist>
     insert(fields: New<Artist>): Promise<Artist>
     /** Replaces every field but the id; `undefined` when there is no such artist. */
     replace(artist: Artist): Promise<Artist | undefined>
   }
   readonly albums: {
     get(id: number): Album | undefined
-    /** `undefined` when there is no such artist. */
-    listByArtist(artistId: number, page: Page): Slice<Album> | undefined
+    /** A page of the artist's albums matching `query`, as for artists; `undefined` when there is no such artist. */
+    listByArtist(artistId: number, page: Page, query?: ListQuery<AlbumSort>): Slice<Album> | undefined
     /** `undefined` when there is no such artist. */
     insert(fields: New<Album>): Promise<Album | undefined>
   }

@@ -56,8 +56,24 @@ const acceptedMaximum = (param: ParamSpec) =>
 
 const minimumOf = (param: ParamSpec) => BigInt((param.schema.minimum as number | undefined) ?? 0)
 
+/** Valid values of a parameter that is not an integer: one of its `enum` (`sort`), or text within its `maxLength` (`q`). */
+function validTextParam(param: ParamSpec): fc.Arbitrary<string> {
+  const options = param.schema.enum as string[] | undefined
+  if (options) return fc.constantFrom(...options)
+  return fc.string({ unit: 'grapheme', maxLength: Math.min((param.schema.maxLength as number | undefined) ?? 20, 20) })
+}
+
+/** Values of a parameter that is not an integer that the document must refuse: outside its `enum`, or too long. */
+function invalidTextParam(param: ParamSpec): fc.Arbitrary<string> {
+  const options = param.schema.enum as string[] | undefined
+  if (options) return fc.string({ maxLength: 8 }).filter((text) => !options.includes(text))
+  const longest = param.schema.maxLength as number
+  return fc.string({ minLength: longest + 1, maxLength: longest + 40 })
+}
+
 /** Valid values of an integer parameter: mostly small (ids that exist), with the boundaries and the whole range. */
 export function validParam(param: ParamSpec): fc.Arbitrary<string> {
+  if (param.schema.type !== 'integer') return validTextParam(param)
   const min = minimumOf(param)
   const max = acceptedMaximum(param)
   const documentedMax = param.schema.maximum === undefined ? max : BigInt(param.schema.maximum as number)
@@ -103,8 +119,9 @@ const MALFORMED_INTEGERS = [
   '😀',
 ]
 
-/** Values of an integer parameter that the document (and so the server) must refuse. */
+/** Values of a parameter that the document (and so the server) must refuse. */
 export function invalidParam(param: ParamSpec): fc.Arbitrary<string> {
+  if (param.schema.type !== 'integer') return invalidTextParam(param)
   const min = minimumOf(param)
   const max = acceptedMaximum(param)
   const canonical = /^(?:0|[1-9]\d*)$/

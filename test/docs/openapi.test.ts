@@ -79,6 +79,9 @@ describe('GET /openapi.json', () => {
     expect(list.map(({ name, in: where, required, schema }) => ({ name, where, required, ...schema }))).toEqual([
       expect.objectContaining({ name: 'limit', where: 'query', required: false, type: 'integer', format: 'int64' }),
       expect.objectContaining({ name: 'offset', where: 'query', required: false, type: 'integer', format: 'int64' }),
+      // Extensions of the published contract: see test/catalogue/search.test.ts.
+      expect.objectContaining({ name: 'q', where: 'query', required: false, type: 'string' }),
+      expect.objectContaining({ name: 'sort', where: 'query', required: false, type: 'string' }),
     ])
     // No maximum: a larger limit is accepted and lowered to 100, so a generated client must not refuse it.
     expect(list[0]?.schema).toMatchObject({ minimum: 1, default: 10 })
@@ -86,7 +89,7 @@ describe('GET /openapi.json', () => {
     expect(list[0]?.description).toContain('values above 100 are lowered to 100')
     expect(list[1]?.schema).toMatchObject({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0 })
     for (const [, path, operation] of operations)
-      for (const parameter of operation.parameters ?? []) {
+      for (const parameter of (operation.parameters ?? []).filter(({ name }) => name !== 'q' && name !== 'sort')) {
         expect(parameter.schema).toMatchObject({ type: 'integer', format: 'int64' })
         expect(parameter.description?.length).toBeGreaterThan(5)
         if (parameter.in === 'path') expect(path).toContain(`{${parameter.name}}`)

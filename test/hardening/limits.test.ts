@@ -58,15 +58,18 @@ describe('what a request may carry, as the served document bounds it', () => {
     expect(unbounded).toEqual([])
   })
 
-  test('every integer parameter has a minimum, and a maximum or the int64 format', () => {
+  test('every parameter is bounded: integers by a minimum and a maximum or int64, text by a length or a list', () => {
     const loose: string[] = []
     for (const [path, methods] of Object.entries(document.paths))
       for (const [method, operation] of Object.entries(methods))
         for (const parameter of operation.parameters ?? []) {
           const { schema } = parameter
-          if (schema.type !== 'integer') loose.push(`${method} ${path} ${parameter.name}: ${schema.type}`)
+          const where = `${method} ${path} ${parameter.name}`
+          if (schema.type === 'string') {
+            if (schema.enum === undefined && typeof schema.maxLength !== 'number') loose.push(`${where}: open text`)
+          } else if (schema.type !== 'integer') loose.push(`${where}: ${schema.type}`)
           else if (typeof schema.minimum !== 'number' || (schema.maximum === undefined && schema.format !== 'int64'))
-            loose.push(`${method} ${path} ${parameter.name}`)
+            loose.push(where)
         }
     expect(loose).toEqual([])
   })

@@ -1,0 +1,137 @@
+import type { Artist } from '../model/artist.ts'
+import { type ArtistSort, compareNames, fold, type ListQuery } from '../model/search.ts'
+import type { Page, Slice } from './store.ts'
+
+// Ends each folded name and band in the search text, so that no match runs from one into the next. Folded text never
+// holds it: `clean` removes it from names and queries alike.
+const END = '\u0000'
+const clean = (text: string) => text.replaceAll(END, '')
+
+/** What a search finds an artist by: name and band, folded (see `fold`), each ended by {@link END}. */
+const searchText = (artist: Artist) => `${clean(fold(artist.name))}${END}${clean(fold(artist.band ?? ''))}${END}`
+
+const byNameThenId = (a: Artist, b: Artist) => compareNames(a.name, b.name) || a.id - b.id
+
+// Past this many matches, a search ordered by name walks the name order once instead of sorting the matches.
+const SORT_MATCHES_UP_TO = 2048
+
+/**
+ * The artist list beyond plain id order: search by name or band, and order by name. Both are built on the first
+ * list that needs them and then kept up to date by every write the store reports (see `appended`, `replaced`), so a
+ * search over 100,000 artists is one native substring scan of one string, not 100,000 comparisons
+ * (bench/search.ts).
+ */
+export class ArtistLists {
+  /** Every artist's search text, in id order, and where each starts in it. */
+  private search: { text: string; starts: number[] } | undefined
+  /** Every artist, in name order. */
+  private byName: Artist[] | undefined
+  private readonly texts = new WeakMap<Artist, string>()
+
+  /** Lists over `records`, the store's artists in id order (read anew each time: a restore replaces the array). */
+  constructor(private readonly records: () => readonly Artist[]) {}
+
+  /** Forgets what was built: the records changed wholesale (a rollback or a restore). */
+  reset(): void {
+    this.search = undefined
+    this.byName = undefined
+  }
+
+  /** Records a new artist, which has the highest id. */
+  appended(artist: Artist): void {
+    if (this.search) {
+      this.search.starts.push(this.search.text.length)
+      this.search.text += this.textOf(artist)
+    }
+    if (this.byName) this.byName.splice(this.namePosition(artist), 0, artist)
+  }
+
+  /** Records that `previous` was replaced by `artist` (same id). */
+  replaced(previous: Artist, artist: Artist): void {
+    // Rebuilding the text costs one join; editing the middle of a string would cost the same.
+    if (this.textOf(previous) !== this.textOf(artist)) this.search = undefined
+    if (this.byName) {
+      this.byName.splice(this.namePosition(previous), 1)
+      this.byName.splice(this.namePosition(artist), 0, artist)
+    }
+  }
+
+  /** One page of the artists matching `q` (all of them when empty), in the order `sort` names (id by default). */
+  list({ limit, offset }: Page, { q = '', sort = 'id' }: ListQuery<ArtistSort>): Slice<Artist> {
+    const needle = clean(fold(q))
+    const reversed = sort === '-name'
+    let ordered: readonly Artist[]
+    if (needle === '') ordered = sort === 'id' ? this.records() : this.nameOrder()
+    else {
+      const found = this.find(needle)
+      if (sort === 'id') ordered = found
+      else if (found.length <= SORT_MATCHES_UP_TO) ordered = found.sort(byNameThenId)
+      else {
+        // Flags by id (ids are small integers): a walk of the name order with one array read per artist.
+        const records = this.records()
+        const matching = new Uint8Array(((records.at(-1)?.id ?? 0) as number) + 1)
+        for (const artist of found) matching[artist.id] = 1
+        ordered = this.nameOrder().filter((artist) => matching[artist.id] === 1)
+      }
+    }
+    const total = ordered.length
+    if (!reversed) return { items: ordered.slice(offset, offset + limit), total }
+    const end = Math.max(total - offset, 0)
+    return { items: ordered.slice(Math.max(end - limit, 0), end).reverse(), total }
+  }
+
+  private textOf(artist: Artist): string {
+    let text = this.texts.get(artist)
+    if (text === undefined) {
+      text = searchText(artist)
+      this.texts.set(artist, text)
+    }
+    return text
+  }
+
+  private nameOrder(): Artist[] {
+    this.byName ??= this.records().slice().sort(byNameThenId)
+    return this.byName
+  }
+
+  /** Where `artist` is, or would go, in name order: a binary search. */
+  private namePosition(artist: Artist): number {
+    const order = this.nameOrder()
+    let low = 0
+    let high = order.length
+    while (low < high) {
+      const middle = (low + high) >>> 1
+      if (byNameThenId(order[middle] as Artist, artist) < 0) low = middle + 1
+      else high = middle
+    }
+    return low
+  }
+
+  /** The artists whose search text holds `needle`, in id order. */
+  private find(needle: string): Artist[] {
+    const records = this.records()
+    if (!this.search) {
+      const texts = records.map((artist) => this.textOf(artist))
+      const starts: number[] = new Array(texts.length)
+      let at = 0
+      for (let i = 0; i < texts.length; i++) {
+        starts[i] = at
+        at += (texts[i] as string).length
+      }
+      this.search = { text: texts.join(''), starts }
+    }
+    const { text, starts } = this.search
+    const found: Artist[] = []
+    let record = 0
+    let from = 0
+    for (;;) {
+      const at = text.indexOf(needle, from)
+      if (at < 0) break
+      // Matches come in increasing order, so the record that holds each is found by walking forward.
+      while (record + 1 < starts.length && (starts[record + 1] as number) <= at) record++
+      found.push(records[record] as Artist)
+      from = record + 1 < starts.length ? (starts[record + 1] as number) : text.length
+    }
+    return found
+  }
+}
