@@ -3,10 +3,18 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { inspectExecutable } from '../../src/build/inspect-executable.ts'
 import { adhocSign } from '../../src/build/macho-sign.ts'
+import { hostTarget } from '../../src/build/pack.ts'
 import { argon2Package, nativeModuleOf, outfileOf, TARGETS } from '../../src/build/release.ts'
+import { MAX_OVER_FLOOR, measureSize } from '../../src/build/size.ts'
 
 // `bun run build:all` as a release manager runs it, then every file checked independently of the script's report.
+// `bun run test` builds and checks this machine's executable only, so that a first test run downloads no other
+// platform's runtime; `bun run test:release` (CI's release step) builds and checks every platform.
 const ROOT = resolve(import.meta.dir, '../..')
+const ALL = process.env.ROCK_LEGENDS_RELEASE === 'all'
+const HOST = hostTarget()
+/** The targets this run builds and checks. */
+const CHECKED = ALL ? TARGETS : TARGETS.filter((target) => target === HOST)
 
 function newest(path: string): number {
   const stat = statSync(path)
@@ -19,9 +27,10 @@ async function ensureRelease(): Promise<string> {
   const sources = Math.max(
     ...['src', 'data/legends.json', 'package.json', 'bun.lock'].map((p) => newest(join(ROOT, p))),
   )
-  const built = TARGETS.map((target) => statSync(outfileOf(target), { throwIfNoEntry: false })?.mtimeMs ?? 0)
+  const built = CHECKED.map((target) => statSync(outfileOf(target), { throwIfNoEntry: false })?.mtimeMs ?? 0)
   if (Math.min(...built) > sources) return '(up to date)'
-  const build = Bun.spawn(['bun', 'run', 'build:all'], { cwd: ROOT, stdout: 'pipe', stderr: 'pipe' })
+  const names = ALL ? [] : CHECKED.map((target) => target.name)
+  const build = Bun.spawn(['bun', 'run', 'build:all', ...names], { cwd: ROOT, stdout: 'pipe', stderr: 'pipe' })
   const [stdout, stderr, code] = await Promise.all([
     new Response(build.stdout).text(),
     new Response(build.stderr).text(),
@@ -34,11 +43,16 @@ async function ensureRelease(): Promise<string> {
 const files = new Map<string, Buffer>()
 beforeAll(async () => {
   await ensureRelease()
-  for (const target of TARGETS) files.set(target.name, readFileSync(outfileOf(target)))
+  for (const target of CHECKED) files.set(target.name, readFileSync(outfileOf(target)))
 }, 180_000)
 
 describe('bun run build:all', () => {
-  test.each(TARGETS.map((target) => [target.name, target] as const))(
+  test('builds this machine’s executable by default, every platform’s in the release step', () => {
+    expect(HOST).toBeDefined()
+    expect(CHECKED.map((target) => target.name)).toEqual(ALL ? TARGETS.map((t) => t.name) : [HOST?.name as string])
+  })
+
+  test.each(CHECKED.map((target) => [target.name, target] as const))(
     '%s: the right format and CPU, carrying its own argon2 module',
     async (_, target) => {
       const bytes = files.get(target.name) as Buffer
@@ -57,20 +71,27 @@ describe('bun run build:all', () => {
 
   test('lists every executable in dist/SHA256SUMS with its hash', () => {
     const sums = readFileSync(join(ROOT, 'dist/SHA256SUMS'), 'utf8')
-    for (const target of TARGETS) {
+    for (const target of CHECKED) {
       const hash = new Bun.CryptoHasher('sha256').update(files.get(target.name) as Buffer).digest('hex')
       expect(sums).toContain(`${hash}  ${outfileOf(target).split('/').at(-1)}`)
     }
   })
 
-  test('linux-x64 runs here: it serves, and signs up and logs in (argon2 hashing and verifying)', async () => {
-    expect(await signUpAndLogIn([outfileOf(TARGETS[0] as (typeof TARGETS)[number])])).toEqual([201, 200, 401])
+  test(`${HOST?.name} runs here: it serves, and signs up and logs in (argon2 hashing and verifying)`, async () => {
+    expect(await signUpAndLogIn([outfileOf(HOST as (typeof TARGETS)[number])])).toEqual([201, 200, 401])
   })
+
+  test('each executable is within 15 MiB of a bare `bun build --compile` hello world for its platform', async () => {
+    for (const target of CHECKED) {
+      const { floor, ours } = await measureSize(target)
+      expect(ours - floor).toBeLessThan(MAX_OVER_FLOOR)
+    }
+  }, 120_000)
 
   const qemu = '/usr/bin/qemu-aarch64-static'
   const sysroot = '/usr/aarch64-linux-gnu'
   const emulated = existsSync(qemu) && existsSync(join(sysroot, 'lib/libgcc_s.so.1'))
-  test.skipIf(!emulated)(
+  test.skipIf(!emulated || !ALL)(
     'linux-arm64 runs under qemu (when installed): it signs up and logs in',
     async () => {
       const arm64 = TARGETS.find((target) => target.name === 'linux-arm64') as (typeof TARGETS)[number]
@@ -80,7 +101,7 @@ describe('bun run build:all', () => {
   )
 })
 
-describe('Mach-O signatures', () => {
+describe.skipIf(!ALL)('Mach-O signatures (bun run test:release)', () => {
   test("our ad-hoc signer writes exactly the signature Bun's own darwin-arm64 signer writes", () => {
     const bun = files.get('darwin-arm64') as Buffer
     expect(inspectExecutable(bun).signature).toBe('valid')

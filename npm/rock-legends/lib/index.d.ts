@@ -1,0 +1,257 @@
+// Types of rock-legends for Node and Bun. Self-contained: they need neither @types/node nor Bun's types, nor the DOM.
+
+/** Options of {@link startServer}, named like the command-line flags. The defaults suit a test fixture. */
+export interface ServerOptions {
+  /** Port to listen on; 0 (the default) picks a free one. */
+  port?: number
+  /** Address to listen on; `127.0.0.1` by default. */
+  host?: string
+  /** A JSON data file, or `':memory:'` (the default). A relative path is taken from the current directory. */
+  data?: string
+  /** `true` for the built-in catalogue (29 artists, 260 albums), or a catalogue file; only an empty store is seeded. */
+  seed?: boolean | string
+  /**
+   * Service keys that may write (`X-API-Key`). Without any, one random key is made for this server:
+   * {@link RunningServer.apiKey}.
+   */
+  apiKeys?: readonly string[]
+  /** Lifetime of bearer tokens in milliseconds; 24 hours by default. */
+  tokenTtlMs?: number
+  /** `'off'` (the default), `'pretty'` or `'json'`; the server's log goes to this process's stderr. */
+  log?: 'off' | 'pretty' | 'json'
+  /** Origins allowed by CORS; none by default. */
+  cors?: readonly string[]
+  /** Milliseconds to wait before every API answer (0–120,000), for UI and timeout tests; 0 by default. */
+  delay?: number
+  /** Refuse every write with 403. */
+  readOnly?: boolean
+  /** Serve `POST /__admin/reset` and allow {@link RunningServer.reset}. */
+  allowReset?: boolean
+  /** Journal size that triggers a compaction of the data file; a tuning knob. */
+  compactAfterBytes?: number
+  /** Another executable to run instead of this platform's (also `ROCK_LEGENDS_BINARY`). */
+  binary?: string
+  /** How long to wait for the server to be ready before killing it and rejecting; 30,000 ms by default. */
+  readyTimeoutMs?: number
+  /** How long {@link RunningServer.stop} waits after SIGTERM before SIGKILL; 5,000 ms by default. */
+  stopTimeoutMs?: number
+}
+
+/** A server started by {@link startServer}: a child process of this one. */
+export interface RunningServer {
+  /** The base URL, e.g. `http://127.0.0.1:41234`. */
+  url: string
+  port: number
+  /** A service key of this server: the first of `apiKeys`, or the one made for it. Send it as `X-API-Key`. */
+  apiKey: string
+  /** The server's process id. */
+  pid: number
+  /**
+   * Stops the server: SIGTERM (requests in flight finish, data is flushed), then SIGKILL if it has not exited within
+   * `stopTimeoutMs`. Resolves once the process is gone; calling it again returns the same promise.
+   */
+  stop(): Promise<void>
+  /** Restores the data as it was at start-up (after seeding), in one write. Rejects unless `allowReset: true`. */
+  reset(): Promise<void>
+}
+
+/**
+ * Starts this platform's executable as a child process on a free port and resolves once it serves; a start that
+ * fails rejects with the server's own error text. Servers not stopped are killed when this process exits or is
+ * interrupted (SIGINT, SIGTERM, SIGHUP), so no process is left behind.
+ *
+ * @example
+ * const server = await startServer({ seed: true, allowReset: true })
+ * const api = createClient(server.url, { apiKey: server.apiKey })
+ * await api.artists.create({ name: 'Moris' })
+ * await server.reset()
+ * await server.stop()
+ */
+export declare function startServer(options?: ServerOptions): Promise<RunningServer>
+
+/** The path of this platform's executable (from its `@rock-legends/<platform>` package, or `ROCK_LEGENDS_BINARY`). */
+export declare function binaryPath(): string
+
+/** An artist. Optional fields that are unset are left out of answers. */
+export interface Artist {
+  id: number
+  name: string
+  description?: string
+  image?: string
+  band?: string
+}
+
+/** An artist to create, or to replace one with (fields left out become unset). `null` means the same as leaving out. */
+export interface ArtistInput {
+  name: string
+  description?: string | null
+  image?: string | null
+  band?: string | null
+  /** Ignored on create; on update it must be absent or equal to the path id. */
+  id?: number
+}
+
+/** An album of an artist. */
+export interface Album {
+  id: number
+  artistId: number
+  name: string
+  /** Year of first release. */
+  year?: number
+  image?: string
+}
+
+/** An album to add to an artist. */
+export interface AlbumInput {
+  name: string
+  year?: number | null
+  image?: string | null
+  /** Ignored: ids are assigned by the service. */
+  id?: number
+}
+
+/** A page of a list. */
+export interface Page<T> {
+  data: T[]
+  meta: {
+    /** The limit applied (at most 100). */
+    limit: number
+    offset: number
+    total: number
+    /** The path and query of the next page, or `null` on the last one. */
+    next: string | null
+  }
+}
+
+/** Paging of a list, and any other query parameter the server takes. */
+export interface ListQuery {
+  /** 1–100, 10 by default; larger values are lowered to 100. */
+  limit?: number
+  offset?: number
+  [parameter: string]: string | number | undefined
+}
+
+/** A user; never the password. */
+export interface User {
+  id: number
+  name: string
+  email: string
+}
+
+/** A signed-in session. */
+export interface Session {
+  user: User
+  /** Send as `Authorization: Bearer <token>`, or pass as `token` to {@link createClient}. */
+  token: string
+  token_type: 'Bearer'
+  expires_at: string
+}
+
+/** A personal API key, without the key. */
+export interface ApiKey {
+  id: number
+  name: string
+  prefix: string
+  created_at: string
+  /** Left out until the key is first used. */
+  last_used_at?: string
+}
+
+/** A personal API key just created: the only time `key` is shown. */
+export interface NewApiKey extends ApiKey {
+  key: string
+}
+
+/** RFC 9457 problem details, as the server sends with every error. */
+export interface Problem {
+  type: string
+  title: string
+  status: number
+  detail: string
+  /** Validation problems: one per invalid body field (`pointer`) or parameter (`parameter`). */
+  errors?: { pointer?: string; parameter?: string; detail: string }[]
+}
+
+/** An error answer: thrown by every {@link Client} method for a status of 400 or more. */
+export declare class ProblemError extends Error {
+  readonly status: number
+  readonly problem: Problem
+}
+
+/** The least of `fetch` the client needs; the global `fetch` of Node 18+ and Bun fits. */
+export type FetchLike = (
+  url: string,
+  init: { method: string; headers: Record<string, string>; body?: string },
+) => Promise<{ ok: boolean; status: number; statusText: string; text(): Promise<string> }>
+
+/** Options of {@link createClient}. */
+export interface ClientOptions {
+  /** A service key or personal API key, sent as `X-API-Key`. */
+  apiKey?: string
+  /** A bearer token from {@link Client.user.login}; wins over `apiKey`. */
+  token?: string
+  /** More headers for every request. */
+  headers?: Record<string, string>
+  /** Another `fetch`; the global one by default. */
+  fetch?: FetchLike
+}
+
+/** The client of a Rock Legends server: one method per operation of its `/openapi.json`. */
+export interface Client {
+  /** The server's base URL. */
+  readonly url: string
+  /** The same client with other credentials (replacing these): `api.with({ token: session.token })`. */
+  with(credentials: Pick<ClientOptions, 'apiKey' | 'token'>): Client
+  /** `GET /healthz`. */
+  health(): Promise<{ status: 'ok' }>
+  artists: {
+    /** `GET /api/v1/artists`: a page, in id order. */
+    list(query?: ListQuery): Promise<Page<Artist>>
+    /** `GET /api/v1/artists/{artistId}`. */
+    get(artistId: number): Promise<Artist>
+    /** `POST /api/v1/artists`: the created artist, with its id. */
+    create(artist: ArtistInput): Promise<Artist>
+    /** `PUT /api/v1/artists/{artistId}`: replaces the whole artist. */
+    update(artistId: number, artist: ArtistInput): Promise<Artist>
+    /** `DELETE /api/v1/artists/{artistId}`: deprecated; always rejects (400 with valid credentials), deletes nothing. */
+    delete(artistId: number): Promise<never>
+  }
+  albums: {
+    /** `GET /api/v1/artists/{artistId}/albums`. */
+    list(artistId: number, query?: ListQuery): Promise<Page<Album>>
+    /** `GET /api/v1/artists/{artistId}/albums/{albumId}`. */
+    get(artistId: number, albumId: number): Promise<Album>
+    /** `POST /api/v1/artists/{artistId}/albums`. */
+    create(artistId: number, album: AlbumInput): Promise<Album>
+  }
+  user: {
+    /** `POST /api/v1/user/signup` (password 8–1,024 characters). */
+    signup(user: { name: string; email: string; password: string }): Promise<User>
+    /** `POST /api/v1/user/login`: a bearer token. */
+    login(credentials: { email: string; password: string }): Promise<Session>
+    /** `GET /api/v1/user/me` (needs a user's token or personal key). */
+    me(): Promise<User>
+    /** `POST /api/v1/user/logout`: revokes the token this client sends. */
+    logout(): Promise<void>
+    apiKeys: {
+      /** `POST /api/v1/user/api-keys`. */
+      create(key: { name: string }): Promise<NewApiKey>
+      /** `GET /api/v1/user/api-keys`. */
+      list(): Promise<ApiKey[]>
+      /** `GET /api/v1/user/api-keys/{id}`. */
+      get(keyId: number): Promise<ApiKey>
+      /** `DELETE /api/v1/user/api-keys/{id}`. */
+      revoke(keyId: number): Promise<void>
+    }
+  }
+}
+
+/**
+ * A client of the server at `url`. Answers are parsed JSON; an error answer is thrown as a {@link ProblemError}.
+ *
+ * @example
+ * const api = createClient(server.url, { apiKey: server.apiKey })
+ * const moris = await api.artists.create({ name: 'Moris', band: 'Los Beatniks' })
+ * await api.albums.create(moris.id, { name: '30 minutos de vida', year: 1970 })
+ */
+export declare function createClient(url: string, options?: ClientOptions): Client

