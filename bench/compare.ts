@@ -7,10 +7,16 @@ import { artistCount, CREATE_REQUEST, CREATE_SCRIPT, createArtists, startStore }
 import { type ServerProcess, startCeiling, startJsonServer } from './server-process.ts'
 import { type Load, type LoadRun, loadServer } from './wrk.ts'
 
-/** The servers compared, in the order of the report. */
-export const TARGETS = ['ceiling', 'rock-legends', 'json-server'] as const
+/**
+ * The servers compared, in the order of the report: rock-legends as users start it (the default pretty access log,
+ * into a file) and with `--log off`.
+ */
+export const TARGETS = ['ceiling', 'rock-legends', 'rock-legends --log off', 'json-server'] as const
 /** One of the compared servers. */
 export type Target = (typeof TARGETS)[number]
+/** The compared servers that hold a store: all but the ceiling. */
+const STORES = ['rock-legends', 'rock-legends --log off', 'json-server'] as const
+type Store = (typeof STORES)[number]
 
 /** Artists (5 albums each) in every store of the comparison. */
 export const COMPARE_ARTISTS = 1_000
@@ -20,7 +26,7 @@ export const COMPARE_ARTISTS = 1_000
  * once per round), the timed warm-up of reads and the warm-up creates sent before a store's first measured create.
  */
 export const COMPARE_SETTINGS = {
-  readConnections: 64,
+  readConnections: 32,
   createConnections: 32,
   seconds: 5,
   rounds: 6,
@@ -28,7 +34,14 @@ export const COMPARE_SETTINGS = {
   warmUpCreates: 32,
 }
 
-/** A request measured on every target, and its goals as the rate of rock-legends over the others'. */
+/** A ratio the report shows: the rate of `of` over that of `over`, held against `goal` when it has one. */
+export interface Ratio {
+  of: Target
+  over: Target
+  goal?: number
+}
+
+/** A request measured on every target, and the ratios between targets the report shows. */
 export interface CompareCase {
   label: string
   method: 'GET' | 'POST'
@@ -36,8 +49,16 @@ export interface CompareCase {
   path: string
   /** The same request in json-server's API. */
   jsonServerPath: string
-  goals: { ceiling?: number; jsonServer: number }
+  ratios: readonly Ratio[]
 }
+
+/** The ratios of a read: the goals against the ceiling, json-server and the log's cost (≤ 10%), then context. */
+const readRatios = (ceiling: number): Ratio[] => [
+  { of: 'rock-legends', over: 'ceiling', goal: ceiling },
+  { of: 'rock-legends', over: 'rock-legends --log off', goal: 0.9 },
+  { of: 'rock-legends', over: 'json-server', goal: 10 },
+  { of: 'rock-legends --log off', over: 'ceiling' },
+]
 
 const MIDDLE = COMPARE_ARTISTS / 2
 /** The requests of the comparison. */
@@ -47,21 +68,25 @@ const COMPARE_CASES: readonly CompareCase[] = [
     method: 'GET',
     path: `/api/v1/artists/${MIDDLE}`,
     jsonServerPath: `/artists/${MIDDLE}`,
-    goals: { ceiling: 0.9, jsonServer: 10 },
+    ratios: readRatios(0.85),
   },
   {
     label: 'List page',
     method: 'GET',
     path: '/api/v1/artists?limit=10&offset=0',
     jsonServerPath: '/artists?_page=1&_per_page=10',
-    goals: { ceiling: 0.8, jsonServer: 10 },
+    ratios: readRatios(0.75),
   },
   {
     label: 'Create an artist',
     method: 'POST',
     path: '/api/v1/artists',
     jsonServerPath: '/artists',
-    goals: { jsonServer: 3 },
+    ratios: [
+      { of: 'rock-legends', over: 'json-server', goal: 3 },
+      { of: 'rock-legends', over: 'rock-legends --log off', goal: 0.9 },
+      { of: 'rock-legends --log off', over: 'json-server' },
+    ],
   },
 ]
 
@@ -76,7 +101,30 @@ export interface CompareResult extends CompareCase {
   runs: Record<Target, CompareRun[]>
 }
 
+/** What the access log of rock-legends in its default configuration held, counted after the server stopped. */
+export interface AccessLogCheck {
+  /** Lines for the request of the case, over every server that served it. */
+  lines: number
+  /** Requests wrk completed in the measured runs, warm-ups and checks not counted: the lines must be at least as many. */
+  measuredRequests: number
+}
+
+/** Everything the comparison measured. */
+export interface Comparison {
+  results: CompareResult[]
+  /** Per case label. */
+  accessLogs: Record<string, AccessLogCheck>
+}
+
 type Targets = Record<Target, ServerProcess>
+type Stores = Record<Store, ServerProcess>
+
+const noRuns = (): Record<Target, CompareRun[]> => ({
+  ceiling: [],
+  'rock-legends': [],
+  'rock-legends --log off': [],
+  'json-server': [],
+})
 
 /** Where a case is served on `target`. */
 const pathOn = (target: Target, c: CompareCase) => (target === 'json-server' ? c.jsonServerPath : c.path)
@@ -88,7 +136,8 @@ async function record(base: string, { method, path }: CompareCase): Promise<Cann
   const response = await fetch(`${base}${path}`, method === 'POST' ? CREATE_REQUEST : {})
   if (response.status !== (method === 'POST' ? 201 : 200))
     throw new Error(`${method} ${path} answered ${response.status}: ${await response.text()}`)
-  // Every header but the two Bun.serve writes itself, so the ceiling sends the same bytes (security headers too).
+  // Every header but the two Bun.serve writes itself, so the ceiling sends the same bytes (security headers and the
+  // request id too).
   const headers: Record<string, string> = {}
   for (const [name, value] of response.headers) if (name !== 'date' && name !== 'content-length') headers[name] = value
   const body = Buffer.from(await response.arrayBuffer()).toString('base64')
@@ -123,8 +172,8 @@ function loadOf(target: Target, c: CompareCase, seconds: number): Load {
 
 /** Artists in the store of `target`, if it has one. */
 function countArtists(target: Target, server: ServerProcess): Promise<number> | undefined {
-  if (target === 'rock-legends') return artistCount(server.url)
   if (target === 'json-server') return jsonServerArtistCount(server.url)
+  if (target !== 'ceiling') return artistCount(server.url)
   return undefined
 }
 
@@ -138,7 +187,8 @@ interface Fixture {
 
 /**
  * Seeds a store from a generated catalogue, exports the same artists and albums as json-server's db.json, and records
- * rock-legends' answers to every case for the ceiling (the create last, so the reads see the seeded store).
+ * rock-legends' answers to every case for the ceiling (the create last, so the reads see the seeded store). The
+ * recorded server runs in the default configuration, so its answers carry an `X-Request-Id` that the ceiling sends too.
  */
 async function prepare(dir: string): Promise<Fixture> {
   const catalogue = join(dir, 'catalogue.json')
@@ -155,17 +205,38 @@ async function prepare(dir: string): Promise<Fixture> {
   }
 }
 
-/** Starts rock-legends and json-server on fresh copies of the fixture's data, in `dir`. */
-async function startStores(fixture: Fixture, dir: string): Promise<Omit<Targets, 'ceiling'>> {
+/** Starts both configurations of rock-legends and json-server on fresh copies of the fixture's data, in `dir`. */
+async function startStores(fixture: Fixture, dir: string): Promise<Stores> {
   const jsonServerDir = join(dir, 'json-server')
   await mkdir(jsonServerDir, { recursive: true })
   await copyFile(fixture.jsonServerDb, join(jsonServerDir, 'db.json'))
-  const rockLegends = await startStore(join(dir, 'rock-legends'), fixture.catalogue)
-  const jsonServer = await startJsonServer(join(jsonServerDir, 'db.json'), jsonServerDir).catch(async (error) => {
-    await rockLegends.stop()
-    throw error
-  })
-  return { 'rock-legends': rockLegends, 'json-server': jsonServer }
+  const started: ServerProcess[] = []
+  const start = async (server: Promise<ServerProcess>) => {
+    try {
+      started.push(await server)
+      return started.at(-1) as ServerProcess
+    } catch (error) {
+      await Promise.all(started.map((each) => each.stop()))
+      throw error
+    }
+  }
+  return {
+    'rock-legends': await start(startStore(join(dir, 'rock-legends'), fixture.catalogue)),
+    'rock-legends --log off': await start(startStore(join(dir, 'rock-legends-log-off'), fixture.catalogue, 'off')),
+    'json-server': await start(startJsonServer(join(jsonServerDir, 'db.json'), jsonServerDir)),
+  }
+}
+
+const stopAll = (stores: Stores) => Promise.all(STORES.map((store) => stores[store].stop()))
+
+/** Counts the access lines of `c` in the log of a stopped server, adding them to `check`. */
+async function countAccessLines(server: ServerProcess, c: CompareCase, check: AccessLogCheck): Promise<void> {
+  if (!server.logFile) return
+  const text = await Bun.file(server.logFile).text()
+  const prefix = `${c.method} ${c.path} `
+  for (let at = text.indexOf(prefix); at >= 0; at = text.indexOf(prefix, at + prefix.length)) {
+    if (at === 0 || text[at - 1] === '\n') check.lines++
+  }
 }
 
 type Progress = (line: string) => void
@@ -179,10 +250,10 @@ async function measureRun(target: Target, server: ServerProcess, c: CompareCase)
   return { ...run, artistsBefore, artistsAfter }
 }
 
-/** The reads: the same three servers throughout, warmed up, then the targets take turns round after round. */
+/** The reads: the same servers throughout, warmed up, then the targets take turns round after round. */
 async function measureReads(targets: Targets, c: CompareCase, progress: Progress): Promise<CompareResult> {
   for (const target of TARGETS) await loadServer(targets[target], loadOf(target, c, COMPARE_SETTINGS.warmUpSeconds))
-  const runs: Record<Target, CompareRun[]> = { ceiling: [], 'rock-legends': [], 'json-server': [] }
+  const runs = noRuns()
   for (let round = 0; round < COMPARE_SETTINGS.rounds; round++)
     for (const target of orderOf(round)) {
       const run = await measureRun(target, targets[target], c)
@@ -193,13 +264,18 @@ async function measureReads(targets: Targets, c: CompareCase, progress: Progress
 }
 
 /**
- * The creates: each round starts rock-legends and json-server afresh on copies of the seeded data, so that every round
- * measures stores of the same size; each is warmed up with one artist-read run and a few creates first.
+ * The creates: each round starts the stores afresh on copies of the seeded data, so that every round measures stores
+ * of the same size; each is warmed up with one artist-read run and a few creates first.
  */
-async function measureCreates(fixture: Fixture, ceiling: ServerProcess, progress: Progress): Promise<CompareResult> {
+async function measureCreates(
+  fixture: Fixture,
+  ceiling: ServerProcess,
+  progress: Progress,
+): Promise<{ result: CompareResult; accessLog: AccessLogCheck }> {
   const c = COMPARE_CASES.find((each) => each.method === 'POST') as CompareCase
   const read = COMPARE_CASES[0] as CompareCase
-  const runs: Record<Target, CompareRun[]> = { ceiling: [], 'rock-legends': [], 'json-server': [] }
+  const runs = noRuns()
+  const accessLog: AccessLogCheck = { lines: 0, measuredRequests: 0 }
   for (let round = 0; round < COMPARE_SETTINGS.rounds; round++) {
     const stores = await startStores(fixture, join(fixture.dir, `creates-${round}`))
     const targets: Targets = { ceiling, ...stores }
@@ -214,29 +290,32 @@ async function measureCreates(fixture: Fixture, ceiling: ServerProcess, progress
         progress(`${c.label}, round ${round + 1}, ${target}: ${Math.round(run.requestsPerSecond)} req/s`)
       }
     } finally {
-      await Promise.all([stores['rock-legends'].stop(), stores['json-server'].stop()])
+      await stopAll(stores)
     }
+    accessLog.measuredRequests += runs['rock-legends'].at(-1)?.requests ?? 0
+    await countAccessLines(stores['rock-legends'], c, accessLog)
   }
-  return { ...c, runs }
+  return { result: { ...c, runs }, accessLog }
 }
 
 /**
  * How long the comparison takes, roughly, in seconds: the reads' warm-ups and rounds, then the creates' rounds, which
- * also start two servers and warm three up (about 10 s).
+ * also start three servers and warm four up (about 12 s).
  */
 export const COMPARE_DURATION_SECONDS = (() => {
   const { rounds, seconds, warmUpSeconds } = COMPARE_SETTINGS
   const round = TARGETS.length * seconds
   const reads = COMPARE_CASES.filter((c) => c.method === 'GET').length
-  return reads * (TARGETS.length * warmUpSeconds + rounds * round) + rounds * (round + 10)
+  return reads * (TARGETS.length * warmUpSeconds + rounds * round) + rounds * (round + 12)
 })()
 
 /**
- * Measures every case on the ceiling, rock-legends (durable) and json-server, all holding the same
- * {@link COMPARE_ARTISTS} artists, with the targets taking turns round after round so that drift in the machine's load
- * falls on all alike.
+ * Measures every case on the ceiling, rock-legends in its default configuration and with `--log off` (both durable),
+ * and json-server, all holding the same {@link COMPARE_ARTISTS} artists, with the targets taking turns round after
+ * round so that drift in the machine's load falls on all alike. Then counts the access lines the default
+ * configuration wrote, once its servers have stopped (SIGTERM).
  */
-export async function measureComparison(workDir: string, progress: Progress): Promise<CompareResult[]> {
+export async function measureComparison(workDir: string, progress: Progress): Promise<Comparison> {
   const dir = join(workDir, 'compare')
   await mkdir(dir, { recursive: true })
   const fixture = await prepare(dir)
@@ -251,16 +330,29 @@ export async function measureComparison(workDir: string, progress: Progress): Pr
       const reads = fixture.responses.filter((response) => response.method === 'GET')
       for (const response of reads) {
         await assertServes(ceiling, response, 'the ceiling')
-        await assertServes(targets['rock-legends'], response, 'rock-legends')
+        for (const store of ['rock-legends', 'rock-legends --log off'] as const)
+          await assertServes(targets[store], response, store)
       }
       await assertSameData(targets['json-server'], fixture.responses[0] as CannedResponse)
       for (const c of COMPARE_CASES.filter((each) => each.method === 'GET'))
         results.push(await measureReads(targets, c, progress))
     } finally {
-      await Promise.all([stores['rock-legends'].stop(), stores['json-server'].stop()])
+      await stopAll(stores)
     }
-    results.push(await measureCreates(fixture, ceiling, progress))
-    return results
+    const accessLogs: Record<string, AccessLogCheck> = {}
+    for (const result of results) {
+      const check = { lines: 0, measuredRequests: 0 }
+      for (const run of result.runs['rock-legends']) check.measuredRequests += run.requests
+      await countAccessLines(stores['rock-legends'], result, check)
+      accessLogs[result.label] = check
+    }
+    const creates = await measureCreates(fixture, ceiling, progress)
+    results.push(creates.result)
+    accessLogs[creates.result.label] = creates.accessLog
+    for (const [label, check] of Object.entries(accessLogs))
+      if (check.lines < check.measuredRequests)
+        throw new Error(`${label}: the access log holds ${check.lines} lines for ${check.measuredRequests} requests`)
+    return { results, accessLogs }
   } finally {
     await ceiling.stop()
   }

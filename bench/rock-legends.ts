@@ -19,14 +19,22 @@ export const CREATE_SCRIPT = {
 // The data file of a store kept in `dir`; the store may keep more files of its own next to it.
 const dataFile = (dir: string) => join(dir, 'db.json')
 
+/** How a benchmarked rock-legends logs: as users start it (`default`: the pretty access log), or `--log off`. */
+export type LogSetting = 'default' | 'off'
+
+/** The file that the stderr of a store's server, its access log, goes to: beside `dir`, so it is not counted as data. */
+export const accessLogOf = (dir: string) => `${dir}.stderr.log`
+
 /**
  * Starts rock-legends on a store in `dir` (created if needed) with the bench key; with `catalogue`, an empty store is
- * first filled from that `--seed=FILE` catalogue.
+ * first filled from that `--seed=FILE` catalogue. In the default configuration its access log goes to
+ * {@link accessLogOf} `dir`.
  */
-export async function startStore(dir: string, catalogue?: string): Promise<ServerProcess> {
+export async function startStore(dir: string, catalogue?: string, log: LogSetting = 'default'): Promise<ServerProcess> {
   await mkdir(dir, { recursive: true })
   const seed = catalogue ? [`--seed=${catalogue}`] : []
-  return startRockLegends([...seed, '--data', dataFile(dir), '--api-key', API_KEY])
+  const logFile = log === 'default' ? accessLogOf(dir) : undefined
+  return startRockLegends([...seed, '--data', dataFile(dir), '--api-key', API_KEY], logFile)
 }
 
 /** How many artists the rock-legends at `base` holds (`meta.total` of the artist list). */

@@ -36,6 +36,10 @@ function newestChange(path: string): number {
 }
 
 async function ensureBinary(): Promise<void> {
+  if (process.env.BENCH_BINARY) {
+    progress(`measuring ${BINARY} (BENCH_BINARY)`)
+    return
+  }
   const built = changedAt(BINARY)
   if (built >= Math.max(...BUILD_INPUTS.map((input) => newestChange(join(ROOT, input))))) return
   progress('dist/rock-legends is missing or older than its sources: bun run build')
@@ -71,7 +75,7 @@ async function measure(section: Section, command: string, workDir: string, wrk: 
   if (section === 'compare') {
     const minutes = Math.ceil(COMPARE_DURATION_SECONDS / 60)
     progress(`the ceiling, rock-legends and json-server side by side: about ${minutes} minutes`)
-    const results = await measureComparison(workDir, progress)
+    const { results, accessLogs } = await measureComparison(workDir, progress)
     return renderComparison({
       date,
       machine,
@@ -79,6 +83,7 @@ async function measure(section: Section, command: string, workDir: string, wrk: 
       node: nodeVersion(),
       jsonServer: jsonServerPackage.version,
       results,
+      accessLogs,
     })
   }
   progress('rock-legends from 100 to 100,000 artists: about 3 minutes')

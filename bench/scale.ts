@@ -90,7 +90,7 @@ async function seedStore(dir: string, artists: number): Promise<Store> {
   const catalogue = join(dir, 'catalogue.json')
   const albums = await writeCatalogue(catalogue, artists)
   const storeDir = join(dir, 'store')
-  const seeding = await startStore(storeDir, catalogue)
+  const seeding = await startStore(storeDir, catalogue, 'off')
   const seeded = await artistCount(seeding.url).finally(() => seeding.stop())
   if (seeded !== artists) throw new Error(`the store holds ${seeded} artists, not ${artists}`)
   await rm(catalogue)
@@ -101,7 +101,7 @@ async function seedStore(dir: string, artists: number): Promise<Store> {
 /** Stops the store's server, if any, starts a new one and times it up to its first answered `GET /healthz`. */
 async function restart(store: Store): Promise<void> {
   await store.server?.stop()
-  const server = await startStore(store.dir)
+  const server = await startStore(store.dir, undefined, 'off')
   store.server = server
   const response = await fetch(`${server.url}/healthz`)
   await response.arrayBuffer()

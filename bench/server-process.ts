@@ -1,8 +1,11 @@
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
 
-/** The compiled server under test. */
-export const BINARY = join(import.meta.dir, '..', 'dist', 'rock-legends')
+/**
+ * The compiled server under test: `dist/rock-legends`, or the executable named by `BENCH_BINARY` (to measure another
+ * build, e.g. the one before a change; bench/run.ts then builds nothing).
+ */
+export const BINARY = process.env.BENCH_BINARY || join(import.meta.dir, '..', 'dist', 'rock-legends')
 /** json-server's command-line entry point, run with `node` as `npx json-server` would. */
 const JSON_SERVER = join(import.meta.dir, '..', 'node_modules', 'json-server', 'lib', 'bin.js')
 
@@ -20,6 +23,8 @@ export interface ServerProcess {
   memory(): Promise<Memory>
   /** Sends SIGTERM and waits for the process to exit, sending SIGKILL if it takes more than 30 s. */
   stop(): Promise<void>
+  /** The file its stderr (the access log) goes to, when not ours. */
+  logFile?: string
 }
 
 /** Resident memory of a process, in bytes. */
@@ -36,6 +41,8 @@ interface Launch {
   /** The base URL, from the ready line's match. */
   url: (match: RegExpExecArray) => string
   cwd?: string
+  /** A file for the process's stderr; ours by default. */
+  logFile?: string
 }
 
 // The unit of the times in /proc/PID/stat: USER_HZ, which Linux fixes at 100 for user space.
@@ -50,7 +57,10 @@ async function drain(reader: { read(): Promise<{ done?: boolean }> }): Promise<v
 }
 
 /** Reads `stdout` until a line matches `ready`, or the process exits, or time runs out. */
-async function waitForReady(child: Subprocess<'ignore', 'pipe', 'inherit'>, ready: RegExp): Promise<RegExpExecArray> {
+async function waitForReady(
+  child: Pick<Subprocess<'ignore', 'pipe'>, 'stdout' | 'kill'>,
+  ready: RegExp,
+): Promise<RegExpExecArray> {
   const reader = child.stdout.getReader()
   const decoder = new TextDecoder()
   let text = ''
@@ -70,10 +80,22 @@ async function waitForReady(child: Subprocess<'ignore', 'pipe', 'inherit'>, read
   }
 }
 
-/** Starts a server and resolves once it prints its ready line. Its stderr goes to ours, so a failure explains itself. */
-async function startServerProcess({ command, ready, url: urlOf, cwd }: Launch): Promise<ServerProcess> {
+/** The last lines of a log file, to explain a failure. */
+async function tail(file: string): Promise<string> {
+  const text = await Bun.file(file)
+    .text()
+    .catch(() => '')
+  return text.split('\n').slice(-20).join('\n')
+}
+
+/**
+ * Starts a server and resolves once it prints its ready line. Its stderr goes to ours, so a failure explains itself,
+ * or to `logFile`, whose end is then shown on a failure to start.
+ */
+async function startServerProcess({ command, ready, url: urlOf, cwd, logFile }: Launch): Promise<ServerProcess> {
   const spawnedAt = performance.now()
-  const child = Bun.spawn(command, { cwd, stdin: 'ignore', stdout: 'pipe', stderr: 'inherit' })
+  const stderr = logFile ? Bun.file(logFile) : 'inherit'
+  const child = Bun.spawn(command, { cwd, stdin: 'ignore', stdout: 'pipe', stderr })
   let url: string
   let readyMs: number
   try {
@@ -84,10 +106,12 @@ async function startServerProcess({ command, ready, url: urlOf, cwd }: Launch): 
   } catch (error) {
     child.kill('SIGKILL')
     await child.exited
+    if (logFile) process.stderr.write(`${command.join(' ')} wrote on stderr:\n${await tail(logFile)}\n`)
     throw error
   }
   return {
     url,
+    logFile,
     spawnedAt,
     readyMs,
     cpuSeconds: async () => {
@@ -114,12 +138,17 @@ async function startServerProcess({ command, ready, url: urlOf, cwd }: Launch): 
   }
 }
 
-/** Starts the compiled rock-legends on a free loopback port, without logging, with `args` added. */
-export function startRockLegends(args: string[]): Promise<ServerProcess> {
+/**
+ * Starts the compiled rock-legends on a free loopback port with `args` added: as users start it, with the default
+ * pretty access log on stderr, written into `logFile`; or, without a `logFile`, with `--log off`.
+ */
+export function startRockLegends(args: string[], logFile?: string): Promise<ServerProcess> {
+  const log = logFile ? [] : ['--log', 'off']
   return startServerProcess({
-    command: [BINARY, '--host', '127.0.0.1', '--port', '0', '--log', 'off', ...args],
+    command: [BINARY, '--host', '127.0.0.1', '--port', '0', ...log, ...args],
     ready: /^rock-legends listening on (\S+)$/m,
     url: (match) => match[1] as string,
+    logFile,
   })
 }
 

@@ -21,14 +21,55 @@ export interface Logger {
 }
 
 // Lines go out through the console rather than `process.stdout` and `process.stderr`: the first touch of those builds
-// Node's stream machinery, about 8 ms of start-up in the compiled executable (bench/startup.ts). Each line is one
-// write, and the console writes a lone string as it is.
+// Node's stream machinery, about 8 ms of start-up in the compiled executable (bench/startup.ts). The console writes a
+// lone string as it is, synchronously, in one write.
 
 /** Writes one line (without its newline) to stdout. */
 export const printLine = (line: string) => console.log(line)
 
-/** Writes one line (without its newline) to stderr. */
-export const printErrorLine = (line: string) => console.error(line)
+/** Writes one line (without its newline) to stderr, after the access lines waiting to go there. */
+export function printErrorLine(line: string): void {
+  flushLog()
+  console.error(line)
+}
+
+// Access lines, one per request, are gathered and go out together: one write per flush instead of one per request.
+// A flush comes at most FLUSH_MS after the first waiting line, sooner once MAX_WAITING characters wait, before any
+// other line goes to stderr, when the server stops and when the process exits (main stops the server on SIGTERM and
+// SIGINT, then exits).
+const FLUSH_MS = 50
+const MAX_WAITING = 1 << 20
+let waiting = ''
+let timer: ReturnType<typeof setTimeout> | undefined
+let exitHooked = false
+
+/** Writes the access lines waiting for a flush, synchronously, in one write. */
+export function flushLog(): void {
+  if (timer !== undefined) {
+    clearTimeout(timer)
+    timer = undefined
+  }
+  if (waiting === '') return
+  const text = waiting
+  waiting = ''
+  // The lines end in a newline each, and the console adds one more.
+  console.error(text.slice(0, -1))
+}
+
+/** Queues one access line (with its newline) for the next flush. */
+function queue(line: string): void {
+  waiting += line
+  if (waiting.length >= MAX_WAITING) flushLog()
+  else if (timer === undefined) {
+    // Unreferenced: waiting lines never keep the process alive, and the exit hook writes them.
+    timer = setTimeout(flushLog, FLUSH_MS)
+    timer.unref()
+    if (!exitHooked) {
+      exitHooked = true
+      process.on('exit', flushLog)
+    }
+  }
+}
 
 const describeError = (error: unknown) =>
   error instanceof Error ? (error.stack ?? `${error.name}: ${error.message}`) : String(error)
@@ -39,12 +80,28 @@ const statusColour = (status: number) => (status >= 500 ? 31 : status >= 400 ? 3
 
 /** The pretty access line: `GET /api/v1/artists 200 1.2 ms 0190…`. */
 export function prettyAccess(entry: AccessEntry, colour = false): string {
-  const status = colour ? paint(statusColour(entry.status), String(entry.status)) : String(entry.status)
-  const id = colour ? paint(2, entry.requestId) : entry.requestId
-  return `${entry.method} ${entry.path} ${status} ${entry.durationMs.toFixed(1)} ms ${id}`
+  const { method, path, status, durationMs, requestId } = entry
+  if (!colour) return `${method} ${path} ${status} ${durationMs.toFixed(1)} ms ${requestId}`
+  return `${method} ${path} ${paint(statusColour(status), String(status))} ${durationMs.toFixed(1)} ms ${paint(2, requestId)}`
 }
 
-/** A logger for `--log`: pretty lines on stderr, JSON lines on stderr, or nothing. */
+/** The JSON access line, with the fields of an {@link AccessEntry} after `time`, `level` and `message`. */
+export function jsonAccess({ method, path, status, durationMs, requestId }: AccessEntry): string {
+  const duration = Math.round(durationMs * 1000) / 1000
+  return `{"time":"${new Date().toISOString()}","level":"info","message":"request","method":${JSON.stringify(method)},"path":${JSON.stringify(path)},"status":${status},"durationMs":${duration},"requestId":${JSON.stringify(requestId)}}`
+}
+
+/** Whether stderr is a terminal that takes colours; asked lazily, since `process.stderr` costs start-up time. */
+function colourful(): boolean {
+  if (process.env.NO_COLOR) return false
+  const { isatty } = require('node:tty') as typeof import('node:tty')
+  return isatty(2)
+}
+
+/**
+ * A logger for `--log`: pretty lines on stderr, JSON lines on stderr, or nothing. Access lines are buffered and
+ * written in batches (see {@link flushLog}); the others are written at once.
+ */
 export function createLogger(mode: LogMode): Logger {
   if (mode === 'off') return { info() {}, error() {} }
   if (mode === 'json') {
@@ -53,10 +110,10 @@ export function createLogger(mode: LogMode): Logger {
     return {
       info: (message, fields = {}) => line('info', message, fields),
       error: (message, error) => line('error', message, error === undefined ? {} : { error: describeError(error) }),
-      access: (entry) => line('info', 'request', { ...entry, durationMs: Math.round(entry.durationMs * 1000) / 1000 }),
+      access: (entry) => queue(`${jsonAccess(entry)}\n`),
     }
   }
-  // Asked on the first access line, after the first answer has gone out: `isTTY` builds the stream start-up avoids.
+  // Asked on the first access line, after the first answer has gone out.
   let colour: boolean | undefined
   return {
     info: (message, fields = {}) => {
@@ -68,8 +125,8 @@ export function createLogger(mode: LogMode): Logger {
     error: (message, error) =>
       printErrorLine(`error: ${message}${error === undefined ? '' : `\n${describeError(error)}`}`),
     access: (entry) => {
-      colour ??= process.stderr.isTTY === true && !process.env.NO_COLOR
-      printErrorLine(prettyAccess(entry, colour))
+      colour ??= colourful()
+      queue(`${prettyAccess(entry, colour)}\n`)
     },
   }
 }

@@ -2,7 +2,7 @@ import { captureStartState } from './admin/reset.ts'
 import { createApp } from './app.ts'
 import type { LogMode } from './config.ts'
 import { MAX_BODY_BYTES } from './http/body.ts'
-import { createLogger } from './log.ts'
+import { createLogger, flushLog } from './log.ts'
 import { openStore } from './store/open-store.ts'
 
 /** Options of {@link startServer}, named like the command-line flags. */
@@ -126,8 +126,10 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     stop: () => {
       stopping ??= (async () => {
         await server.stop()
-        // Access log lines are written just after each answer; let those of the last answers out first.
+        // Access log lines are made just after each answer and written in batches: let those of the last answers
+        // be made, then write every waiting line.
         await new Promise((resolve) => setImmediate(resolve))
+        flushLog()
         await store.close()
       })()
       return stopping

@@ -20,6 +20,17 @@ function statusOf(value: unknown, status: number | string | undefined): number {
 }
 
 /**
+ * Elysia's `set` of a request, with what the log keeps of it: the same object from `onRequest` to `onAfterResponse`
+ * on every path, errors included, so no map from requests to their data is needed.
+ */
+interface LoggedSet {
+  headers: Record<string, unknown>
+  status?: number | string
+  requestStart?: number
+  requestId?: string
+}
+
+/**
  * Request ids and the access log: every answer carries `X-Request-Id` (the client's, or a generated one) and, once
  * it is sent, `write` gets one {@link AccessEntry}. Without `write` (`--log off`) the plugin adds nothing, so the
  * server does no per-request work for a log nobody reads.
@@ -30,23 +41,34 @@ function statusOf(value: unknown, status: number | string | undefined): number {
 export function requestLog(write: ((entry: AccessEntry) => void) | undefined) {
   const plugin = new Elysia()
   if (!write) return plugin
-  const started = new WeakMap<Request, { at: number; id: string }>()
-  return plugin
-    .onRequest(({ request, set }) => {
-      const id = requestIdOf(request)
-      set.headers[REQUEST_ID] = id
-      started.set(request, { at: performance.now(), id })
-    })
-    .onAfterResponse({ as: 'global' }, ({ request, set, responseValue }) => {
-      const start = started.get(request)
-      if (!start) return
-      const url = request.url
-      write({
-        method: request.method,
-        path: url.slice(url.indexOf('/', url.indexOf('//') + 2)),
-        status: statusOf(responseValue, set.status),
-        durationMs: performance.now() - start.at,
-        requestId: start.id,
+  // Every hook destructures its parameters: Elysia reads them to decide what each request must prepare.
+  return (
+    plugin
+      .onRequest(({ request, set }: { request: Request; set: LoggedSet }) => {
+        const id = requestIdOf(request)
+        set.requestStart = performance.now()
+        set.requestId = id
+        // Set for every answer Elysia builds itself (values, and the problems of unknown routes)...
+        set.headers[REQUEST_ID] = id
       })
-    })
+      // ...and moved into a Response a route built: left in `set`, it would make Elysia copy that Response, headers
+      // and body, into a new one, which costs more than the rest of a read.
+      .mapResponse({ as: 'global' }, ({ responseValue, set }: { responseValue: unknown; set: LoggedSet }) => {
+        if (!(responseValue instanceof Response) || set.requestId === undefined) return
+        responseValue.headers.set(REQUEST_ID, set.requestId)
+        delete set.headers[REQUEST_ID]
+      })
+      .onAfterResponse({ as: 'global' }, ({ request, set, responseValue }) => {
+        const { requestStart, requestId } = set as LoggedSet
+        if (requestStart === undefined || requestId === undefined) return
+        const url = request.url
+        write({
+          method: request.method,
+          path: url.slice(url.indexOf('/', url.indexOf('//') + 2)),
+          status: statusOf(responseValue, set.status),
+          durationMs: performance.now() - requestStart,
+          requestId,
+        })
+      })
+  )
 }

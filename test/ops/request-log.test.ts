@@ -1,7 +1,7 @@
-import { describe, expect, test } from 'bun:test'
+import { afterEach, describe, expect, spyOn, test } from 'bun:test'
 import { createApp } from '../../src/app.ts'
 import { SECURITY_HEADERS } from '../../src/http/security-headers.ts'
-import { type AccessEntry, prettyAccess } from '../../src/log.ts'
+import { type AccessEntry, createLogger, flushLog, jsonAccess, prettyAccess, printErrorLine } from '../../src/log.ts'
 import { openMemoryStore } from '../../src/store/memory.ts'
 import { SERVICE_KEY } from '../helpers.ts'
 
@@ -94,6 +94,66 @@ describe('the access log', () => {
     const entry = { method: 'GET', path: '/api/v1/artists', status: 200, durationMs: 1.234, requestId: 'abc' }
     expect(prettyAccess(entry)).toBe('GET /api/v1/artists 200 1.2 ms abc')
     expect(prettyAccess({ ...entry, status: 503 }, true)).toContain('\x1b[31m503\x1b[0m')
+  })
+})
+
+describe('writing the access log', () => {
+  const entry = { method: 'GET', path: '/api/v1/artists/1', status: 200, durationMs: 0.25, requestId: 'id-1' }
+  const written = () => {
+    const spy = spyOn(console, 'error').mockImplementation(() => {})
+    return { spy, text: () => spy.mock.calls.map((call) => `${call[0]}\n`).join('') }
+  }
+  afterEach(() => {
+    flushLog()
+  })
+
+  test('lines are written together, in order, in one write, soon after the first', async () => {
+    flushLog()
+    const { spy, text } = written()
+    try {
+      const access = createLogger('pretty').access as (entry: AccessEntry) => void
+      for (let i = 0; i < 100; i++) access({ ...entry, requestId: `id-${i}` })
+      expect(spy).not.toHaveBeenCalled()
+      for (let i = 0; i < 100 && spy.mock.calls.length === 0; i++) await Bun.sleep(10)
+      expect(spy).toHaveBeenCalledTimes(1)
+      expect(text()).toBe(
+        Array.from({ length: 100 }, (_, i) => `${prettyAccess({ ...entry, requestId: `id-${i}` })}\n`).join(''),
+      )
+    } finally {
+      spy.mockRestore()
+    }
+  })
+
+  test('waiting lines go out before any other line on stderr, and on flushLog', () => {
+    flushLog()
+    const { spy, text } = written()
+    try {
+      const logger = createLogger('pretty')
+      logger.access?.(entry)
+      logger.error('it broke')
+      logger.access?.({ ...entry, requestId: 'id-2' })
+      printErrorLine('rock-legends: bye')
+      logger.access?.({ ...entry, requestId: 'id-3' })
+      flushLog()
+      expect(text()).toBe(
+        [
+          prettyAccess(entry),
+          'error: it broke',
+          prettyAccess({ ...entry, requestId: 'id-2' }),
+          'rock-legends: bye',
+          prettyAccess({ ...entry, requestId: 'id-3' }),
+          '',
+        ].join('\n'),
+      )
+    } finally {
+      spy.mockRestore()
+    }
+  })
+
+  test('JSON lines are JSON objects with the fields of the entry', () => {
+    const line = JSON.parse(jsonAccess({ ...entry, path: '/a?q="x"\\', durationMs: 1.23456 }))
+    expect(line).toMatchObject({ level: 'info', message: 'request', ...entry, path: '/a?q="x"\\', durationMs: 1.235 })
+    expect(Date.parse(line.time)).toBeNumber()
   })
 })
 
