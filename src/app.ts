@@ -14,13 +14,12 @@ import { parseJsonBody } from './http/body.ts'
 import { cors } from './http/cors.ts'
 import { delay } from './http/delay.ts'
 import { type ErrorReporter, problemResponder } from './http/error-handler.ts'
-import { type ProblemKind, problemTypes } from './http/problem-types.ts'
 import { readOnly } from './http/read-only.ts'
 import { requestLog } from './http/request-log.ts'
 import { securityHeaders } from './http/security-headers.ts'
 import type { AccessEntry } from './log.ts'
-import { NotFoundError } from './model/errors.ts'
 import type { Store } from './store/store.ts'
+import { webRoutes } from './web/routes.ts'
 
 /** What an app is built from. */
 export interface AppOptions {
@@ -45,6 +44,8 @@ export interface AppOptions {
   reset?: Reset
   /** The brakes on sign-up and login; `ACCOUNT_LIMITS` by default (tests that sign up many users raise them). */
   limits?: AccountLimits
+  /** Serve the web pages at `/` (true by default); false (`--no-ui`) makes `/` a JSON index of the API. */
+  ui?: boolean
 }
 
 const defaultReport: ErrorReporter = (message, error) => console.error(message, error)
@@ -66,6 +67,7 @@ export function createApp({
   readOnly: refuseWrites = false,
   reset,
   limits,
+  ui = true,
 }: AppOptions) {
   const catalogue = new Catalogue(store)
   const accounts = new Accounts(store, { now, tokenTtlMs, limits })
@@ -73,36 +75,28 @@ export function createApp({
   const latestYear = now().getUTCFullYear() + 1
   const app = new Elysia({ normalize: false })
   const allowed = allowedMethods(() => app.routes)
-  return app
-    .onParse({ as: 'global' }, parseJsonBody)
-    .onError({ as: 'global' }, problemResponder(allowed, report))
-    .use(requestLog(accessLog))
-    .use(securityHeaders())
-    .use(cors(corsOrigins))
-    .use(delay(delayMs))
-    .use(readOnly(refuseWrites))
-    .use(docsRoutes(() => app.routes))
-    .get('/healthz', () => ({ status: 'ok' as const }), {
-      response: t.Object({ status: t.Literal('ok') }),
-      detail: { hide: true },
-    })
-    .get(
-      '/problems/:kind',
-      ({ params: { kind } }) => {
-        // Own keys only: `constructor` and `__proto__` are keys of every object, not problem types.
-        if (!Object.hasOwn(problemTypes, kind)) throw new NotFoundError(`There is no problem type ${kind}.`)
-        const type = problemTypes[kind as ProblemKind]
-        return new Response(`${type.title} (${type.status})\n\n${type.explanation}\n`, {
-          headers: { 'content-type': 'text/plain; charset=utf-8' },
-        })
-      },
-      { params: t.Object({ kind: t.String() }), detail: { hide: true } },
-    )
-    .use(artistRoutes(catalogue, guard))
-    .use(albumRoutes(catalogue, guard, latestYear))
-    .use(accountRoutes(accounts, guard))
-    .use(coverRoutes(store))
-    .use(resetRoutes(reset, guard))
+  return (
+    app
+      .onParse({ as: 'global' }, parseJsonBody)
+      .onError({ as: 'global' }, problemResponder(allowed, report))
+      .use(requestLog(accessLog))
+      .use(securityHeaders())
+      .use(cors(corsOrigins))
+      .use(delay(delayMs))
+      .use(readOnly(refuseWrites))
+      .use(docsRoutes(() => app.routes))
+      .get('/healthz', () => ({ status: 'ok' as const }), {
+        response: t.Object({ status: t.Literal('ok') }),
+        detail: { hide: true },
+      })
+      // The pages (`/`, `/artists/:artistId`, `/login`, `/signup`, their assets), `/problems/:kind` and the favicon.
+      .use(webRoutes({ catalogue, ui, latestYear }))
+      .use(artistRoutes(catalogue, guard))
+      .use(albumRoutes(catalogue, guard, latestYear))
+      .use(accountRoutes(accounts, guard))
+      .use(coverRoutes(store))
+      .use(resetRoutes(reset, guard))
+  )
 }
 
 /** The app type, for typed clients. */

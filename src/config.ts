@@ -25,6 +25,8 @@ export interface Config {
   allowReset: boolean
   /** Journal size that triggers a compaction (ROCK_LEGENDS_COMPACT_AFTER, a tuning knob); the store's default if unset. */
   compactAfterBytes?: number
+  /** Serve the web pages; `false` (`--no-ui`) makes `/` answer a JSON index of the API. */
+  ui: boolean
 }
 
 /** What `rock-legends healthcheck` asks. */
@@ -57,6 +59,8 @@ Options (each can also be set by the environment variable shown):
   --read-only           refuse every write with 403 (ROCK_LEGENDS_READ_ONLY)
   --allow-reset         serve POST /__admin/reset (service key) to restore the start-up state
                         (ROCK_LEGENDS_ALLOW_RESET)
+  --no-ui               serve only the API: no web pages, and / answers a JSON index of the API
+                        (ROCK_LEGENDS_NO_UI)
   -h, --help            show this help
   -v, --version         show the version
 
@@ -164,7 +168,7 @@ export function parseArgs(argv: readonly string[], env: Record<string, string | 
   if (argv[0] === 'healthcheck') return parseHealthcheck(argv.slice(1), env)
   const flags = new Map<string, string[]>()
   const valued = new Set(['port', 'host', 'data', 'api-key', 'token-ttl', 'log', 'cors', 'delay'])
-  const bare = new Set(['seed', 'help', 'version', 'read-only', 'allow-reset'])
+  const bare = new Set(['seed', 'help', 'version', 'read-only', 'allow-reset', 'no-ui'])
   for (let i = 0; i < argv.length; i++) {
     const arg = SHORT_FORMS[argv[i] as string] ?? (argv[i] as string)
     const match = /^--([a-z-]+)(?:=(.*))?$/s.exec(arg)
@@ -206,6 +210,7 @@ export function parseArgs(argv: readonly string[], env: Record<string, string | 
       readOnly: on('read-only', 'ROCK_LEGENDS_READ_ONLY'),
       allowReset: on('allow-reset', 'ROCK_LEGENDS_ALLOW_RESET'),
       compactAfterBytes: parseBytes(env.ROCK_LEGENDS_COMPACT_AFTER),
+      ui: !on('no-ui', 'ROCK_LEGENDS_NO_UI'),
     },
   }
 }

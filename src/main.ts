@@ -6,6 +6,7 @@ import { printErrorLine, printLine } from './log.ts'
 import { SeedError } from './seed/seed-error.ts'
 import { startServer } from './server.ts'
 import { DataFileError, DataFileLockedError } from './store/errors.ts'
+import { readyLines } from './web/entry-points.ts'
 
 /** Errors that stop start-up with exit code 2 and one line, without a stack. */
 const STARTUP_ERRORS = [UsageError, DataFileError, DataFileLockedError, SeedError]
@@ -37,7 +38,8 @@ async function main(argv: string[]): Promise<void> {
   process.once('SIGINT', shutdown)
   process.once('SIGTERM', shutdown)
   const server = await starting
-  printLine(`rock-legends listening on ${server.url}`)
+  // The first line, `rock-legends listening on URL`, is what scripts wait for; the addresses to open follow it.
+  printLine(readyLines(server.url, invocation.config.ui))
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {

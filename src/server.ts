@@ -29,6 +29,8 @@ export interface ServerOptions {
   allowReset?: boolean
   /** Journal size that triggers a compaction of the data file; a tuning knob, the store's default if unset. */
   compactAfterBytes?: number
+  /** Serve the web pages at `/` (the default); `false` (`--no-ui`) makes `/` a JSON index of the API. */
+  ui?: boolean
 }
 
 /** A running server. */
@@ -70,6 +72,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     readOnly = false,
     allowReset = false,
     compactAfterBytes,
+    ui = true,
   } = options
   const log = createLogger(mode)
   const store = await openStore(data, { compactAfterBytes })
@@ -97,6 +100,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     reset,
     report: log.error,
     accessLog: log.access,
+    ui,
   })
   try {
     app.listen({

@@ -13,6 +13,7 @@ const defaults: Config = {
   delay: 0,
   readOnly: false,
   allowReset: false,
+  ui: true,
 }
 
 const run = (argv: string[], env: Record<string, string> = {}) => {

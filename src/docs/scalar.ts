@@ -37,6 +37,9 @@ const page = `<!doctype html>
 <link rel="icon" href="data:,">
 </head>
 <body>
+<nav style="font: 14px system-ui, sans-serif; padding: 8px 16px; border-bottom: 1px solid #8884">
+<a href="/">← Rock Legends catalogue</a> · <a href="/openapi.json">openapi.json</a>
+</nav>
 <div id="app"></div>
 <script src="/docs/assets/${BUNDLE}"></script>
 <script src="/docs/assets/${INIT}"></script>

@@ -12,6 +12,9 @@ describe('GET /docs', () => {
     expect(headers.get('content-type')).toBe('text/html; charset=utf-8')
     expect([...text.matchAll(/(?:src|href)="([^"]*)"/g)].map((match) => match[1])).toEqual([
       'data:,',
+      // Back to the catalogue's pages, and the document.
+      '/',
+      '/openapi.json',
       BUNDLE,
       '/docs/assets/docs.js',
     ])

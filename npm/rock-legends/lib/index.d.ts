@@ -27,6 +27,8 @@ export interface ServerOptions {
   readOnly?: boolean
   /** Serve `POST /__admin/reset` and allow {@link RunningServer.reset}. */
   allowReset?: boolean
+  /** Serve the web pages at `/` (the default); `false` serves the API alone (`--no-ui`). */
+  ui?: boolean
   /** Journal size that triggers a compaction of the data file; a tuning knob. */
   compactAfterBytes?: number
   /** Another executable to run instead of this platform's (also `ROCK_LEGENDS_BINARY`). */

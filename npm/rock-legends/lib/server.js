@@ -55,6 +55,7 @@ export function argumentsFor(options, apiKeys) {
   if (options.delay) args.push('--delay', String(options.delay))
   if (options.readOnly) args.push('--read-only')
   if (options.allowReset) args.push('--allow-reset')
+  if (options.ui === false) args.push('--no-ui')
   return args
 }
 

@@ -1,0 +1,66 @@
+import { Elysia, t } from 'elysia'
+import type { Catalogue } from '../catalogue/service.ts'
+import { SECURITY_HEADERS } from '../http/security-headers.ts'
+import { NotFoundError } from '../model/errors.ts'
+import { loginPage, signupPage } from './account-pages.ts'
+import { artistPage } from './artist-page.ts'
+import { assetResponse, FAVICON, faviconResponse } from './assets.ts'
+import { cataloguePage } from './catalogue-page.ts'
+import { API_INDEX } from './entry-points.ts'
+import { problemRoutes } from './problem-routes.ts'
+
+const hidden = { detail: { hide: true } }
+
+/** The path and query of a request, where a page's log-in link comes back to. */
+const hereOf = (request: Request) => {
+  const url = request.url
+  return url.slice(url.indexOf('/', url.indexOf('//') + 2))
+}
+
+/** What the web routes are built from. */
+export interface WebOptions {
+  catalogue: Catalogue
+  /** False for `--no-ui`: `/` answers the API's entry points as JSON, and the pages are not served. */
+  ui: boolean
+  /** The latest album year the API accepts, for the album form's hint. */
+  latestYear: number
+}
+
+const indexJson = JSON.stringify(API_INDEX)
+
+/**
+ * The web pages: `/` (the catalogue, searchable), `/artists/{id}`, `/login` and `/signup`, their stylesheet and
+ * script, the favicon, and the `/problems/{type}` explanations. Rendered on the server from the catalogue service;
+ * the pages' script only enhances them, sending writes to the API with the user's bearer token. With `ui` off, `/`
+ * is a JSON index of the API instead, and only the favicon, assets and problem explanations remain.
+ */
+export function webRoutes({ catalogue, ui, latestYear }: WebOptions) {
+  const common = new Elysia()
+    .use(problemRoutes(ui))
+    .get(FAVICON, faviconResponse, hidden)
+    .get('/favicon.ico', faviconResponse, hidden)
+    .get(
+      '/assets/:file',
+      ({ params: { file } }) => {
+        const asset = assetResponse(file)
+        if (!asset) throw new NotFoundError(`There is no asset ${file}.`)
+        return asset
+      },
+      { params: t.Object({ file: t.String() }), ...hidden },
+    )
+  if (!ui)
+    return common.get(
+      '/',
+      () => new Response(indexJson, { headers: { 'content-type': 'application/json', ...SECURITY_HEADERS } }),
+      hidden,
+    )
+  return common
+    .get('/', ({ query, request }) => cataloguePage(catalogue, query, hereOf(request)), hidden)
+    .get(
+      '/artists/:artistId',
+      ({ params: { artistId }, request }) => artistPage(catalogue, artistId, hereOf(request), latestYear),
+      { params: t.Object({ artistId: t.String() }), ...hidden },
+    )
+    .get('/login', ({ query, request }) => loginPage(query, hereOf(request)), hidden)
+    .get('/signup', ({ query, request }) => signupPage(query, hereOf(request)), hidden)
+}
