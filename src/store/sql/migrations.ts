@@ -1,0 +1,107 @@
+/**
+ * The numbered migrations of the SQL schema, applied in order by `migrate` (migrate.ts), each exactly once, by
+ * whichever replica holds the schema lease.
+ *
+ * RULES, so that the same schema and queries serve PostgreSQL 13+ and CockroachDB (test/store/sql/migrate.test.ts
+ * checks the mechanical ones):
+ * 1. No advisory locks: the schema lease is a row (`rl_schema`), taken with an UPDATE … WHERE that only one
+ *    replica can win.
+ * 2. No LISTEN/NOTIFY: replicas read what they need from the tables.
+ * 3. No SERIAL, IDENTITY or sequences: ids come from `rl_counters`, updated in the transaction that uses them.
+ * 4. No triggers and no stored functions: all logic is in the service.
+ * 5. ON CONFLICT names plain columns, never an expression: a normalised value (an email's key) has its own column
+ *    with a unique index.
+ * 6. Every transaction runs through `inTransaction` (retry.ts), retried with backoff on 40001.
+ * 7. Nothing relies on `CREATE … IF NOT EXISTS` being race-free (it is not): DDL runs only under the lease, where
+ *    IF NOT EXISTS just lets a migration that died half-way run again. The one table made outside the lease,
+ *    `rl_schema` itself, tolerates a concurrent creator (42P07 or 23505).
+ * 8. Plain types only: BIGINT, INT, TEXT, TIMESTAMPTZ; CHECK constraints instead of enum types.
+ * 9. One statement per string, no DDL and DML mixed on one table in one statement list: CockroachDB runs schema
+ *    changes apart from the transaction's other writes.
+ * A migration, once released, is never edited: a change is a new migration with the next number.
+ */
+
+/** One step of the schema. */
+export interface Migration {
+  version: number
+  name: string
+  statements: readonly string[]
+}
+
+/** Every migration, in order; the schema's version is the last one applied. */
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'catalogue and accounts',
+    statements: [
+      `CREATE TABLE IF NOT EXISTS rl_migrations (
+        version INT PRIMARY KEY,
+        name TEXT NOT NULL,
+        applied_by TEXT NOT NULL,
+        applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
+      )`,
+      // The next id of each collection and the size of each list, kept in the transaction of every write:
+      // `meta.total` reads a row, never count(*).
+      `CREATE TABLE IF NOT EXISTS rl_counters (
+        name TEXT PRIMARY KEY,
+        value BIGINT NOT NULL
+      )`,
+      `CREATE TABLE IF NOT EXISTS rl_artists (
+        id BIGINT PRIMARY KEY,
+        name TEXT NOT NULL,
+        description TEXT,
+        image TEXT,
+        band TEXT,
+        folded TEXT NOT NULL
+      )`,
+      `CREATE TABLE IF NOT EXISTS rl_albums (
+        id BIGINT PRIMARY KEY,
+        artist_id BIGINT NOT NULL REFERENCES rl_artists (id),
+        name TEXT NOT NULL,
+        year INT,
+        image TEXT,
+        folded TEXT NOT NULL
+      )`,
+      'CREATE INDEX IF NOT EXISTS rl_albums_by_artist ON rl_albums (artist_id, id)',
+      `CREATE TABLE IF NOT EXISTS rl_users (
+        id BIGINT PRIMARY KEY,
+        name TEXT NOT NULL,
+        email TEXT NOT NULL,
+        email_key TEXT NOT NULL,
+        password_hash TEXT NOT NULL,
+        created_at TEXT NOT NULL
+      )`,
+      'CREATE UNIQUE INDEX IF NOT EXISTS rl_users_email_key ON rl_users (email_key)',
+      `CREATE TABLE IF NOT EXISTS rl_credentials (
+        id BIGINT PRIMARY KEY,
+        user_id BIGINT NOT NULL REFERENCES rl_users (id),
+        kind TEXT NOT NULL CHECK (kind IN ('token', 'key')),
+        name TEXT,
+        hash TEXT NOT NULL,
+        prefix TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        expires_at TEXT,
+        last_used_at TEXT,
+        revoked_at TEXT
+      )`,
+      'CREATE UNIQUE INDEX IF NOT EXISTS rl_credentials_hash ON rl_credentials (hash)',
+      'CREATE INDEX IF NOT EXISTS rl_credentials_by_user ON rl_credentials (user_id, id)',
+      // Login attempts, shared by every replica: one row per attempt, keyed by what is limited.
+      `CREATE TABLE IF NOT EXISTS rl_attempts (
+        limiter TEXT NOT NULL,
+        subject TEXT NOT NULL,
+        at TIMESTAMPTZ NOT NULL,
+        id TEXT NOT NULL,
+        PRIMARY KEY (limiter, subject, at, id)
+      )`,
+      // The start-up state that `POST /__admin/reset` restores, one JSON document, shared by every replica.
+      `CREATE TABLE IF NOT EXISTS rl_snapshots (
+        name TEXT PRIMARY KEY,
+        document TEXT NOT NULL
+      )`,
+    ],
+  },
+]
+
+/** The version of the schema this build expects. */
+export const LATEST_VERSION = MIGRATIONS.at(-1)?.version ?? 0

@@ -1,0 +1,35 @@
+import type { SQL } from 'bun'
+
+/** The SQLSTATE of an error from PostgreSQL (or CockroachDB), or undefined for any other error. */
+export const sqlState = (error: unknown): string | undefined => {
+  const errno = (error as { errno?: unknown } | null)?.errno
+  return typeof errno === 'string' ? errno : undefined
+}
+
+/** A serialization failure (40001) or a deadlock (40P01): the transaction may be run again as a whole. */
+export const retryable = (error: unknown) => {
+  const state = sqlState(error)
+  return state === '40001' || state === '40P01'
+}
+
+/** How many times a transaction is tried in all before its serialization failure is the caller's. */
+const ATTEMPTS = 8
+
+/**
+ * Runs `work` in a transaction, again with a growing, jittered pause whenever the database aborts it as a
+ * serialization failure: CockroachDB does that under contention by design, PostgreSQL under SERIALIZABLE. `work`
+ * must do nothing outside the transaction that cannot be repeated.
+ *
+ * @example
+ * const next = await inTransaction(sql, (tx) => tx`UPDATE rl_counters SET value = value + 1 … RETURNING value`)
+ */
+export async function inTransaction<T>(sql: SQL, work: (tx: SQL) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return (await sql.begin((tx) => work(tx as unknown as SQL))) as T
+    } catch (error) {
+      if (!retryable(error) || attempt >= ATTEMPTS) throw error
+      await Bun.sleep(Math.random() * 5 * 2 ** attempt)
+    }
+  }
+}

@@ -1,0 +1,136 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { SQL } from 'bun'
+import { MigrationError, migrate } from '../../../src/store/sql/migrate.ts'
+import { LATEST_VERSION, MIGRATIONS, type Migration } from '../../../src/store/sql/migrations.ts'
+import { skipWithoutPostgres, type TestPostgres, testPostgres } from '../../support/postgres.ts'
+
+const skip = skipWithoutPostgres()
+let pg: TestPostgres
+const open: SQL[] = []
+
+/** A connection pool of its own to `database`, as each replica has. */
+function connect(database: string, max = 2): SQL {
+  const sql = new SQL({ url: pg.url(database), max })
+  open.push(sql)
+  return sql
+}
+
+beforeAll(async () => {
+  if (!skip) pg = await testPostgres()
+})
+afterAll(async () => {
+  await Promise.all(open.map((sql) => sql.close()))
+})
+
+describe.skipIf(skip)('migrate, over a real PostgreSQL', () => {
+  test('an empty database gets every migration, recorded once, and a second run changes nothing', async () => {
+    const database = await pg.freshDatabase()
+    const sql = connect(database)
+    expect(await migrate(sql, { owner: 'replica-a' })).toEqual({
+      applied: MIGRATIONS.map((migration) => migration.version),
+      version: LATEST_VERSION,
+    })
+    expect(await migrate(sql, { owner: 'replica-a' })).toEqual({ applied: [], version: LATEST_VERSION })
+    const recorded = await sql`SELECT version, applied_by FROM rl_migrations ORDER BY version`
+    expect([...recorded]).toEqual(MIGRATIONS.map(({ version }) => ({ version, applied_by: 'replica-a' })))
+    const tables = await sql`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'`
+    expect(tables.map((row: { table_name: string }) => row.table_name).sort()).toEqual(
+      [
+        'rl_albums',
+        'rl_artists',
+        'rl_attempts',
+        'rl_counters',
+        'rl_credentials',
+        'rl_migrations',
+        'rl_schema',
+        'rl_snapshots',
+        'rl_users',
+      ].sort(),
+    )
+  })
+
+  test('eight replicas racing on an empty database: exactly one migrates, the others wait and then go on', async () => {
+    const database = await pg.freshDatabase()
+    const outcomes = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => migrate(connect(database), { owner: `replica-${i}`, pollMs: 20 })),
+    )
+    const migrators = outcomes.filter((outcome) => outcome.applied.length > 0)
+    expect(migrators).toHaveLength(1)
+    expect(outcomes.every((outcome) => outcome.version === LATEST_VERSION)).toBe(true)
+    const sql = connect(database)
+    const [row] = await sql`SELECT count(*)::int AS n FROM rl_migrations`
+    expect(row.n).toBe(MIGRATIONS.length)
+  })
+
+  // A slow migration of its own, so that the waiting and the take-over can be seen.
+  const slow: Migration[] = [
+    { version: 1, name: 'a table', statements: MIGRATIONS[0]?.statements.slice(0, 1) ?? [] },
+    { version: 2, name: 'slow', statements: ['SELECT pg_sleep(0.3)', 'CREATE TABLE IF NOT EXISTS slow_done (id INT)'] },
+  ]
+
+  test('a replica waits for the one migrating, and reports its version once it is done', async () => {
+    const database = await pg.freshDatabase()
+    const first = migrate(connect(database), { owner: 'first', migrations: slow })
+    await Bun.sleep(100)
+    // Started while the first holds the lease: it applies nothing, and returns only once version 2 is there.
+    const second = await migrate(connect(database), { owner: 'second', migrations: slow, pollMs: 20 })
+    expect(second).toEqual({ applied: [], version: 2 })
+    const [done] = await connect(database)`SELECT to_regclass('slow_done') IS NOT NULL AS present`
+    expect(done.present).toBe(true)
+    expect((await first).applied).toEqual([1, 2])
+  })
+
+  test('when the migrating replica dies, its lease expires and another one finishes the job', async () => {
+    const database = await pg.freshDatabase()
+    const sql = connect(database)
+    // What a replica that died half-way leaves: the lease taken, the version not moved.
+    await migrate(sql, { owner: 'setup', migrations: slow.slice(0, 1) })
+    await sql`UPDATE rl_schema SET lease_owner = 'dead', lease_until = now() + interval '300 milliseconds' WHERE id = 1`
+    const outcome = await migrate(connect(database), { owner: 'survivor', migrations: slow, pollMs: 20 })
+    expect(outcome).toEqual({ applied: [2], version: 2 })
+    const [row] = await sql`SELECT applied_by FROM rl_migrations WHERE version = 2`
+    expect(row.applied_by).toBe('survivor')
+  })
+
+  test('a waiting replica gives up after its wait, naming who holds the lease', async () => {
+    const database = await pg.freshDatabase()
+    const sql = connect(database)
+    await migrate(sql, { owner: 'setup', migrations: slow.slice(0, 1) })
+    await sql`UPDATE rl_schema SET lease_owner = 'stuck', lease_until = now() + interval '1 hour' WHERE id = 1`
+    await expect(migrate(sql, { owner: 'late', migrations: slow, waitMs: 150, pollMs: 20 })).rejects.toThrow(
+      'waited 150 ms for the schema migration held by stuck',
+    )
+  })
+
+  test('a database migrated by a newer build is refused', async () => {
+    const database = await pg.freshDatabase()
+    const sql = connect(database)
+    await migrate(sql, { owner: 'newer', migrations: slow })
+    await expect(migrate(sql, { owner: 'older', migrations: slow.slice(0, 1) })).rejects.toBeInstanceOf(MigrationError)
+  })
+
+  test('the URL over TCP works as the one over the unix socket', async () => {
+    const database = await pg.freshDatabase()
+    const sql = new SQL({ url: pg.tcpUrl(database), max: 1 })
+    open.push(sql)
+    expect((await migrate(sql, { owner: 'tcp' })).version).toBe(LATEST_VERSION)
+  })
+})
+
+describe('the migrations keep the portable-SQL rules (src/store/sql/migrations.ts)', () => {
+  const statements = MIGRATIONS.flatMap((migration) => migration.statements.map((text) => [migration.version, text]))
+  test.each([
+    ['SERIAL or IDENTITY ids', /\b(?:BIG|SMALL)?SERIAL\b|\bIDENTITY\b|\bSEQUENCE\b/i],
+    ['advisory locks', /pg_(?:try_)?advisory/i],
+    ['LISTEN/NOTIFY', /\b(?:LISTEN|NOTIFY)\b/i],
+    ['triggers or functions', /\bCREATE\s+(?:OR\s+REPLACE\s+)?(?:TRIGGER|FUNCTION|PROCEDURE)\b/i],
+    ['an expression as an ON CONFLICT target', /ON\s+CONFLICT\s*\([^)]*\(/i],
+    ['enum types', /\bCREATE\s+TYPE\b/i],
+  ])('no %s', (_, forbidden) => {
+    expect(statements.filter(([, text]) => forbidden.test(String(text)))).toEqual([])
+  })
+
+  test('versions are numbered 1, 2, 3… without gaps', () => {
+    expect(MIGRATIONS.map((migration) => migration.version)).toEqual(MIGRATIONS.map((_, i) => i + 1))
+  })
+})
