@@ -1,12 +1,12 @@
 #!/usr/bin/env bun
 import pkg from '../package.json' with { type: 'json' }
+import { banner } from './banner.ts'
 import { parseArgs, USAGE, UsageError } from './config.ts'
 import { checkHealth } from './healthcheck.ts'
 import { printErrorLine, printLine } from './log.ts'
 import { SeedError } from './seed/seed-error.ts'
 import { startServer } from './server.ts'
 import { DataFileError, DataFileLockedError } from './store/errors.ts'
-import { readyLines } from './web/entry-points.ts'
 
 /** Errors that stop start-up with exit code 2 and one line, without a stack. */
 const STARTUP_ERRORS = [UsageError, DataFileError, DataFileLockedError, SeedError]
@@ -38,8 +38,9 @@ async function main(argv: string[]): Promise<void> {
   process.once('SIGINT', shutdown)
   process.once('SIGTERM', shutdown)
   const server = await starting
-  // The first line, `rock-legends listening on URL`, is what scripts wait for; the addresses to open follow it.
-  printLine(readyLines(server.url, invocation.config.ui))
+  // The first line, `rock-legends listening on URL`, is what scripts wait for; what a person needs follows it.
+  const { ui, data } = invocation.config
+  printLine(banner({ url: server.url, ui, data, signup: true }))
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {

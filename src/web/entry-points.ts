@@ -7,14 +7,3 @@ export const API_INDEX = {
   openapi: '/openapi.json',
   health: '/healthz',
 } as const
-
-/**
- * What the executable prints once it serves: the first line is the one scripts and test fixtures wait for, exactly
- * `rock-legends listening on URL`; the lines after it are the addresses a person opens.
- */
-export function readyLines(url: string, ui: boolean): string {
-  const lines = [`rock-legends listening on ${url}`]
-  if (ui) lines.push(`  catalogue  ${url}/`)
-  lines.push(`  API docs   ${url}/docs`, `  API        ${url}/api/v1/artists`)
-  return lines.join('\n')
-}

@@ -2,7 +2,7 @@ import { describe, expect, test } from 'bun:test'
 import { createApp } from '../../src/app.ts'
 import { parseArgs, USAGE } from '../../src/config.ts'
 import { openMemoryStore } from '../../src/store/memory.ts'
-import { API_INDEX, readyLines } from '../../src/web/entry-points.ts'
+import { API_INDEX } from '../../src/web/entry-points.ts'
 
 const BROWSER = { accept: 'text/html' }
 
@@ -70,22 +70,5 @@ describe('the --no-ui flag and ROCK_LEGENDS_NO_UI', () => {
   test('is in the usage text', () => {
     expect(USAGE).toContain('--no-ui')
     expect(USAGE).toContain('ROCK_LEGENDS_NO_UI')
-  })
-})
-
-describe('the ready line', () => {
-  test('starts with the line scripts wait for, then lists the pages, the docs and the API', () => {
-    const text = readyLines('http://127.0.0.1:3000', true)
-    expect(text.split('\n')).toEqual([
-      'rock-legends listening on http://127.0.0.1:3000',
-      '  catalogue  http://127.0.0.1:3000/',
-      '  API docs   http://127.0.0.1:3000/docs',
-      '  API        http://127.0.0.1:3000/api/v1/artists',
-    ])
-    expect(/^rock-legends listening on (http:\/\/\S+)$/m.exec(text)?.[1]).toBe('http://127.0.0.1:3000')
-  })
-
-  test('leaves out the pages when they are off', () => {
-    expect(readyLines('http://[::1]:8080', false)).not.toContain('catalogue')
   })
 })

@@ -1,0 +1,40 @@
+import { resolve } from 'node:path'
+import { IN_MEMORY } from './store/open-store.ts'
+
+/** What the banner tells a person about the server that just started. */
+export interface BannerFacts {
+  /** Where it listens, with the real port. */
+  url: string
+  /** Whether the web pages are served (`--no-ui` turns them off). */
+  ui: boolean
+  /** The `--data` value: a file path or `:memory:`. */
+  data: string
+  /** Whether anyone may create an account. */
+  signup: boolean
+}
+
+/** Where the data lives and what kind of store keeps it, in words. */
+function describeData(data: string): string {
+  if (data === IN_MEMORY) return 'in memory (--data :memory:): everything is gone when the process stops'
+  return `${resolve(data)} (a JSON file, with its journal beside it)`
+}
+
+/**
+ * What the executable prints once it serves. The first line is the one scripts and test fixtures wait for, exactly
+ * `rock-legends listening on URL`; the lines after it are for a person: the addresses to open, where the data
+ * lives, and whether sign-up is open.
+ *
+ * @example
+ * printLine(banner({ url: server.url, ui: true, data: './data/db.json', signup: true }))
+ */
+export function banner({ url, ui, data, signup }: BannerFacts): string {
+  const lines = [`rock-legends listening on ${url}`]
+  if (ui) lines.push(`  catalogue  ${url}/`)
+  lines.push(
+    `  API docs   ${url}/docs`,
+    `  API        ${url}/api/v1/artists`,
+    `  data       ${describeData(data)}`,
+    `  sign-up    ${signup ? 'open: anyone who reaches the server may create an account' : 'closed'}`,
+  )
+  return lines.join('\n')
+}

@@ -1,0 +1,25 @@
+import { describe, expect, test } from 'bun:test'
+import { resolve } from 'node:path'
+import { banner } from '../src/banner.ts'
+
+describe('the start-up banner', () => {
+  test('starts with the line scripts wait for, then the addresses, where the data lives, and sign-up', () => {
+    const text = banner({ url: 'http://127.0.0.1:3000', ui: true, data: './data/db.json', signup: true })
+    expect(text.split('\n')).toEqual([
+      'rock-legends listening on http://127.0.0.1:3000',
+      '  catalogue  http://127.0.0.1:3000/',
+      '  API docs   http://127.0.0.1:3000/docs',
+      '  API        http://127.0.0.1:3000/api/v1/artists',
+      `  data       ${resolve('./data/db.json')} (a JSON file, with its journal beside it)`,
+      '  sign-up    open: anyone who reaches the server may create an account',
+    ])
+    expect(/^rock-legends listening on (http:\/\/\S+)$/m.exec(text)?.[1]).toBe('http://127.0.0.1:3000')
+  })
+
+  test('says when the data is only in memory, and leaves out the pages when they are off', () => {
+    const text = banner({ url: 'http://[::1]:8080', ui: false, data: ':memory:', signup: false })
+    expect(text).not.toContain('catalogue')
+    expect(text).toContain('  data       in memory (--data :memory:): everything is gone when the process stops')
+    expect(text).toContain('  sign-up    closed')
+  })
+})
