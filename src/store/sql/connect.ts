@@ -1,0 +1,95 @@
+import { SQL } from 'bun'
+import { sqlState } from './retry.ts'
+
+/** Whether a `--data` value names a database that speaks the PostgreSQL protocol rather than a file. */
+export const isSqlUrl = (data: string) => /^postgres(?:ql)?:\/\//i.test(data)
+
+// scheme://[user[:password]@][host][:port][/database][?params]. Not the WHATWG parser: it refuses the unix-socket
+// form `postgres://user@/db?host=/run/postgresql`, whose host is empty.
+const URL_PARTS =
+  /^([a-z][a-z0-9+.-]*):\/\/(?:([^:@/?]*)(?::([^@/?]*))?@)?(\[[^\]/?]*\]|[^:/?]*)(?::(\d*))?(\/[^?]*)?(\?.*)?$/i
+
+/** The parts of a database URL, or undefined when it does not read as one. */
+function partsOf(url: string) {
+  const match = URL_PARTS.exec(url)
+  if (!match) return undefined
+  const [, scheme, user, password, host, port, path, query] = match
+  return { scheme, user, password, host, port, database: decodeURIComponent((path ?? '').slice(1)), query }
+}
+
+/** `url` with its password replaced by `***`: the only form of a database URL that logs, errors and health show. */
+export function redactUrl(url: string): string {
+  const parts = partsOf(url)
+  // Not a URL we can read: show nothing of what could be a password (`user:secret@`).
+  if (!parts) return url.replace(/\/\/[^@/]*@/, '//***@')
+  if (parts.password === undefined) return url
+  return url.replace(`:${parts.password}@`, ':***@')
+}
+
+/** Where a database URL points, for messages: `host:port, database db` or the unix socket; no credentials. */
+export function describeTarget(url: string): string {
+  const parts = partsOf(url)
+  if (!parts) return redactUrl(url)
+  const params = new URLSearchParams(parts.query?.slice(1) ?? '')
+  const database = parts.database || '(default database)'
+  const port = parts.port || params.get('port') || '5432'
+  const socketDir = params.get('host')
+  if (!parts.host && socketDir?.startsWith('/')) return `unix socket ${socketDir} (port ${port}), database ${database}`
+  return `${parts.host || 'localhost'}:${port}, database ${database}`
+}
+
+/** Raised when the database cannot be reached or used at start-up; its message is one line, without secrets. */
+export class DatabaseUnavailableError extends Error {
+  override name = 'DatabaseUnavailableError'
+}
+
+const CAUSES: Record<string, string> = {
+  ERR_POSTGRES_CONNECTION_REFUSED: 'the connection was refused (is the server running, and is this its address?)',
+  ERR_POSTGRES_CONNECTION_TIMEOUT: 'the connection timed out',
+  ERR_POSTGRES_CONNECTION_CLOSED: 'the server closed the connection',
+  ERR_POSTGRES_TLS_NOT_AVAILABLE: 'the server does not offer TLS, which the URL requires',
+}
+
+/** Why a connection attempt failed, in words, never repeating the URL (which may hold a password). */
+export function causeOf(error: unknown): string {
+  const state = sqlState(error)
+  const { code, message } = error as { code?: string; message?: string }
+  if (state) return `${message ?? 'error'} (SQLSTATE ${state})`
+  return (code && CAUSES[code]) ?? message ?? String(error)
+}
+
+/** How {@link connectSql} connects. */
+export interface ConnectOptions {
+  /** Connections in the pool (`--db-pool`). */
+  pool?: number
+  /** How long to keep trying an unreachable database before giving up (`--db-wait`), in milliseconds. */
+  waitMs?: number
+  /** The pause between attempts, in milliseconds. */
+  retryMs?: number
+}
+
+/**
+ * A connection pool to the database at `url`, once one query has gone through: while the database cannot be
+ * reached, it tries again until `waitMs` has passed, then throws a {@link DatabaseUnavailableError} whose one line
+ * names the host, port, database and cause, never the password. Unix-socket URLs
+ * (`postgres://user@/db?host=/run/postgresql`) and TLS (`?sslmode=require`) are Bun.SQL's own.
+ */
+export async function connectSql(url: string, { pool = 10, waitMs = 10_000, retryMs = 250 }: ConnectOptions = {}) {
+  const started = Date.now()
+  const deadline = started + waitMs
+  for (let attempt = 1; ; attempt++) {
+    const sql = new SQL({ url, max: pool, connectionTimeout: Math.max(1, Math.ceil(waitMs / 1000)) })
+    try {
+      await sql`SELECT 1`
+      return sql
+    } catch (error) {
+      await sql.close().catch(() => {})
+      // A database that answers with an error (no such database, wrong password) will not change its mind.
+      if (sqlState(error) || Date.now() + retryMs > deadline)
+        throw new DatabaseUnavailableError(
+          `cannot use the database at ${describeTarget(url)}: ${causeOf(error)} (${attempt} attempt${attempt === 1 ? '' : 's'} over ${((Date.now() - started) / 1000).toFixed(1)} s)`,
+        )
+      await Bun.sleep(retryMs)
+    }
+  }
+}

@@ -1,0 +1,111 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import type { SQL } from 'bun'
+import {
+  connectSql,
+  DatabaseUnavailableError,
+  describeTarget,
+  isSqlUrl,
+  redactUrl,
+} from '../../../src/store/sql/connect.ts'
+import { skipWithoutPostgres, type TestPostgres, testPostgres } from '../../support/postgres.ts'
+
+describe('database URLs in messages', () => {
+  test.each([
+    ['postgres://rl:s3cret@db.example:5433/catalogue', 'postgres://rl:***@db.example:5433/catalogue'],
+    [
+      'postgresql://rl:p%40ss@10.0.0.5/catalogue?sslmode=require',
+      'postgresql://rl:***@10.0.0.5/catalogue?sslmode=require',
+    ],
+    ['postgres://rl@/catalogue?host=/run/postgresql', 'postgres://rl@/catalogue?host=/run/postgresql'],
+    ['postgres://rl:s3cret@[::1', 'postgres://***@[::1'],
+  ])('%s shows as %s', (url, shown) => {
+    expect(redactUrl(url)).toBe(shown)
+    expect(redactUrl(url)).not.toContain('s3cret')
+  })
+
+  test.each([
+    ['postgres://rl:s3cret@db.example:5433/catalogue', 'db.example:5433, database catalogue'],
+    ['postgres://rl@db.example/catalogue', 'db.example:5432, database catalogue'],
+    ['postgres://rl@/catalogue?host=/run/postgresql', 'unix socket /run/postgresql (port 5432), database catalogue'],
+  ])('%s points at %s', (url, target) => {
+    expect(describeTarget(url)).toBe(target)
+  })
+
+  test.each([
+    ['postgres://h/db', true],
+    ['postgresql://h/db', true],
+    ['POSTGRES://h/db', true],
+    ['./data/db.json', false],
+    [':memory:', false],
+    ['postgres.json', false],
+  ])('%s is a database URL: %p', (data, expected) => {
+    expect(isSqlUrl(data)).toBe(expected)
+  })
+})
+
+const skip = skipWithoutPostgres()
+let pg: TestPostgres
+const open: SQL[] = []
+beforeAll(async () => {
+  if (!skip) pg = await testPostgres()
+})
+afterAll(async () => {
+  await Promise.all(open.map((sql) => sql.close()))
+})
+
+/** A loopback port nothing listens on. */
+function closedPort(): number {
+  const server = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
+  const { port } = server
+  server.stop(true)
+  return port
+}
+
+describe.skipIf(skip)('connectSql, over a real PostgreSQL', () => {
+  test('connects over the unix socket and over TCP', async () => {
+    const database = await pg.freshDatabase()
+    for (const url of [pg.url(database), pg.tcpUrl(database)]) {
+      const sql = await connectSql(url, { pool: 2, waitMs: 2000 })
+      open.push(sql)
+      const [row] = await sql`SELECT current_database() AS name`
+      expect(row.name).toBe(database)
+    }
+  })
+
+  test('an unreachable database: tries until the wait is over, then one line naming host, port and cause', async () => {
+    const port = closedPort()
+    const error = await connectSql(`postgres://rl:s3cret@127.0.0.1:${port}/catalogue`, {
+      waitMs: 600,
+      retryMs: 100,
+    }).catch((caught: unknown) => caught)
+    expect(error).toBeInstanceOf(DatabaseUnavailableError)
+    const message = (error as Error).message
+    expect(message).toStartWith(`cannot use the database at 127.0.0.1:${port}, database catalogue: `)
+    expect(message).toContain('refused')
+    expect(message).toMatch(/\((?:[2-9]|\d{2,}) attempts over/)
+    expect(message).not.toContain('s3cret')
+    expect(message).not.toContain('\n')
+  })
+
+  test('a database that answers with an error is not retried: no such database', async () => {
+    const error = await connectSql(pg.url('no_such_database'), { waitMs: 5000 }).catch((caught: unknown) => caught)
+    expect(error).toBeInstanceOf(DatabaseUnavailableError)
+    expect((error as Error).message).toContain('(SQLSTATE 3D000) (1 attempt over')
+  })
+
+  test('a database that comes up during the wait is used', async () => {
+    const database = await pg.freshDatabase()
+    pg.stop('fast')
+    try {
+      const connecting = connectSql(pg.url(database), { waitMs: 15_000, retryMs: 100 })
+      await Bun.sleep(500)
+      pg.start()
+      const sql = await connecting
+      open.push(sql)
+      const [row] = await sql`SELECT 1 AS one`
+      expect(row.one).toBe(1)
+    } finally {
+      pg.start()
+    }
+  })
+})
