@@ -1,39 +1,18 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { existsSync } from 'node:fs'
+
 import { join } from 'node:path'
 import { type BrowserContext, chromium, type Locator, type Page } from 'playwright-core'
 import type { OpenApiDocument } from '../../src/docs/shapes.ts'
 import { type RunningBinary, removeDir, startBinary, tempDir } from '../support/binary.ts'
+import { CHROMIUM, CHROMIUM_ARGS, chromiumMissing, LOOPBACK, requireChromium } from '../support/chromium.ts'
 
-// Debian's chromium (installed by .ci/run); playwright-core only drives it and never downloads a browser.
-const CHROMIUM = '/usr/bin/chromium'
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-]
 // Written on every run, and shown in the README.
 const SCREENSHOT = join(import.meta.dir, 'docs-screenshot.png')
 const KEY = 'browser-test-service-key'
-const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]'])
 const TIMEOUT = 60_000
 
-const missing = !existsSync(CHROMIUM)
+const missing = chromiumMissing('the browser test of /docs')
 const inCi = process.env.CI === 'true'
-if (missing && !inCi)
-  console.warn(
-    `\n!!! SKIPPING the browser test of /docs: ${CHROMIUM} is not installed (apt-get install -y chromium). In CI this fails.\n`,
-  )
-
-/** In CI a missing browser is a failure, not a reason to skip. */
-function requireChromium() {
-  if (missing) throw new Error(`${CHROMIUM} is not installed: .ci/run installs Debian's chromium package.`)
-}
 
 let server: RunningBinary
 let context: BrowserContext
@@ -92,7 +71,7 @@ describe.skipIf(missing && !inCi)('the interactive documentation, in headless Ch
     profile = tempDir('rock-legends-chromium-')
     context = await chromium.launchPersistentContext(profile, {
       executablePath: CHROMIUM,
-      args: ARGS,
+      args: CHROMIUM_ARGS,
       viewport: { width: 1280, height: 800 },
     })
     await context.route('**/*', (route) => {

@@ -1,40 +1,19 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { existsSync, mkdirSync } from 'node:fs'
+import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { type Browser, type BrowserContext, chromium, type Locator, type Page } from 'playwright-core'
 import { type RunningBinary, startBinary } from '../support/binary.ts'
+import { CHROMIUM, CHROMIUM_ARGS, chromiumMissing, LOOPBACK, requireChromium } from '../support/chromium.ts'
 
-// Debian's chromium (installed by .ci/run); playwright-core only drives it and never downloads a browser.
-const CHROMIUM = '/usr/bin/chromium'
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-]
 // Written on every run, and shown in the README.
 const SCREENSHOTS = join(import.meta.dir, 'screenshots')
 // A service key exists on this server, so that the test can tell that no page ever sends it.
 const KEY = 'web-test-service-key'
-const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]'])
 const TIMEOUT = 60_000
 const AXE = join(import.meta.dir, '../../node_modules/axe-core/axe.min.js')
 
-const missing = !existsSync(CHROMIUM)
+const missing = chromiumMissing('the browser tests of the pages')
 const inCi = process.env.CI === 'true'
-if (missing && !inCi)
-  console.warn(
-    `\n!!! SKIPPING the browser tests of the pages: ${CHROMIUM} is not installed (apt-get install -y chromium). In CI this fails.\n`,
-  )
-
-/** In CI a missing browser is a failure, not a reason to skip. */
-function requireChromium() {
-  if (missing) throw new Error(`${CHROMIUM} is not installed: .ci/run installs Debian's chromium package.`)
-}
 
 let server: RunningBinary
 let browser: Browser
@@ -121,7 +100,7 @@ describe.skipIf(missing && !inCi)('the web pages, in headless Chromium against t
     if (missing) return
     mkdirSync(SCREENSHOTS, { recursive: true })
     server = await startBinary(['--port', '0', '--data', ':memory:', '--seed', '--api-key', KEY, '--log', 'off'])
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS })
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS })
   }, TIMEOUT)
 
   afterAll(async () => {
@@ -226,7 +205,7 @@ describe.skipIf(missing && !inCi)('the web pages, in headless Chromium against t
       await addArtist.getByLabel('Band').fill('Polifemo')
       await addArtist.getByLabel('Description').fill('Singer and guitarist.')
       await addArtist.getByRole('button', { name: 'Add the artist' }).click()
-      await page.waitForURL(/\/artists\/30$/)
+      await page.waitForURL(/\/artists\/33$/)
       await visible(page.getByRole('heading', { name: 'Claudia Puyó', level: 1 }))
       await visible(page.getByText('No albums yet.'))
 
@@ -254,7 +233,7 @@ describe.skipIf(missing && !inCi)('the web pages, in headless Chromium against t
 
       await year.fill('1987')
       await addAlbum.getByRole('button', { name: 'Add the album' }).click()
-      await page.waitForURL(/\/artists\/30#album-\d+$/)
+      await page.waitForURL(/\/artists\/33#album-\d+$/)
       const album = page.locator('.albums li')
       await visible(album.getByRole('heading', { name: 'Claudia Puyó' }))
       await visible(album.getByText('1987'))
@@ -265,9 +244,9 @@ describe.skipIf(missing && !inCi)('the web pages, in headless Chromium against t
       await edit.getByRole('button', { name: 'Save the artist' }).click()
       await visible(page.getByText('Band: Sacramento'))
       // Through the API, and only with the user's own bearer token.
-      const response = await fetch(`${server.url}/api/v1/artists/30/albums`)
+      const response = await fetch(`${server.url}/api/v1/artists/33/albums`)
       expect(((await response.json()) as { data: unknown[] }).data).toEqual([
-        { id: expect.any(Number), artistId: 30, name: 'Claudia Puyó', year: 1987 },
+        { id: expect.any(Number), artistId: 33, name: 'Claudia Puyó', year: 1987 },
       ])
 
       await page.getByRole('button', { name: 'Log out' }).click()
@@ -279,9 +258,9 @@ describe.skipIf(missing && !inCi)('the web pages, in headless Chromium against t
         'POST /api/v1/user/signup none',
         'POST /api/v1/user/login none',
         'POST /api/v1/artists Bearer',
-        'POST /api/v1/artists/30/albums Bearer',
-        'POST /api/v1/artists/30/albums Bearer',
-        'PUT /api/v1/artists/30 Bearer',
+        'POST /api/v1/artists/33/albums Bearer',
+        'POST /api/v1/artists/33/albums Bearer',
+        'PUT /api/v1/artists/33 Bearer',
         'POST /api/v1/user/logout Bearer',
       ])
       expect(apiCalls.some((call) => call.endsWith('api-key'))).toBe(false)

@@ -1,0 +1,35 @@
+import { existsSync } from 'node:fs'
+
+/** Debian's chromium (installed by .ci/run); playwright-core only drives it and never downloads a browser. */
+export const CHROMIUM = '/usr/bin/chromium'
+
+/** The flags the browser tests start it with: headless, and nothing that reaches out on its own. */
+export const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+]
+
+/** Host names of this machine: requests elsewhere are blocked and counted by the browser tests. */
+export const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]'])
+
+/** True when there is no browser here; says so once, unless under CI, where `requireChromium` then fails. */
+export function chromiumMissing(what: string): boolean {
+  const missing = !existsSync(CHROMIUM)
+  if (missing && process.env.CI !== 'true')
+    console.warn(
+      `\n!!! SKIPPING ${what}: ${CHROMIUM} is not installed (apt-get install -y chromium). In CI this fails.\n`,
+    )
+  return missing
+}
+
+/** In CI a missing browser is a failure, not a reason to skip. */
+export function requireChromium(): void {
+  if (!existsSync(CHROMIUM))
+    throw new Error(`${CHROMIUM} is not installed: .ci/run installs Debian's chromium package.`)
+}
