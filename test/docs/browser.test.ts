@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-
 import { join } from 'node:path'
 import { type BrowserContext, chromium, type Locator, type Page } from 'playwright-core'
 import type { OpenApiDocument } from '../../src/docs/shapes.ts'
