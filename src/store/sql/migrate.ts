@@ -28,9 +28,9 @@ export class MigrationError extends Error {
   override name = 'MigrationError'
 }
 
-// 42P07: the table exists. 23505: a concurrent CREATE TABLE of the same name lost the race on the catalogue's
-// unique index. Either way, the table is there.
-const ALREADY_CREATED = new Set(['42P07', '23505'])
+// 42P07: the table exists. 23505 or 42710: a concurrent CREATE TABLE of the same name lost the race on the
+// catalogue's unique index, or on the row type PostgreSQL makes for the table. Either way, the table is there.
+const ALREADY_CREATED = new Set(['42P07', '23505', '42710'])
 
 /** Creates `rl_schema`, the one row that holds the schema's version and its lease, if no replica has yet. */
 async function ensureSchemaRow(sql: SQL): Promise<void> {

@@ -14,7 +14,7 @@
  * 6. Every transaction runs through `inTransaction` (retry.ts), retried with backoff on 40001.
  * 7. Nothing relies on `CREATE … IF NOT EXISTS` being race-free (it is not): DDL runs only under the lease, where
  *    IF NOT EXISTS just lets a migration that died half-way run again. The one table made outside the lease,
- *    `rl_schema` itself, tolerates a concurrent creator (42P07 or 23505).
+ *    `rl_schema` itself, tolerates a concurrent creator (42P07, 23505 or 42710).
  * 8. Plain types only: BIGINT, INT, TEXT, TIMESTAMPTZ; CHECK constraints instead of enum types.
  * 9. One statement per string, no DDL and DML mixed on one table in one statement list: CockroachDB runs schema
  *    changes apart from the transaction's other writes.
