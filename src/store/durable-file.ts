@@ -1,10 +1,11 @@
-import { readdirSync, rmSync } from 'node:fs'
-import { type FileHandle, readFile, rm } from 'node:fs/promises'
+import { lstatSync, readdirSync, rmSync } from 'node:fs'
+import { type FileHandle, rm } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import type { Adapter } from 'lowdb'
 import { type Document, documentProblem } from './document.ts'
 import { DataFileError } from './errors.ts'
 import { type FileSystem, nodeFileSystem, writeAll } from './file-system.ts'
+import { CREATE_NEW, FILE_MODE, openError, openOwned, READ_EXISTING, randomSuffix } from './owned-file.ts'
 
 /** Makes a rename or a new file in `directory` survive a power cut. */
 export async function syncDirectory(directory: string, fs: FileSystem = nodeFileSystem): Promise<void> {
@@ -52,9 +53,15 @@ export class DurableJsonFile implements Adapter<Document> {
   async read(): Promise<Document | null> {
     let text: string
     try {
-      text = await readFile(this.file, 'utf8')
+      const handle = await openOwned(this.file, READ_EXISTING)
+      if (!handle) return null
+      try {
+        text = await handle.readFile('utf8')
+      } finally {
+        await handle.close()
+      }
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null
+      if (error instanceof DataFileError) throw error
       throw new DataFileError(`cannot read ${this.file}: ${(error as Error).message}`)
     }
     let value: unknown
@@ -73,10 +80,15 @@ export class DurableJsonFile implements Adapter<Document> {
    * records that are never edited in place), so serving and writing go on meanwhile.
    */
   async write(data: Document): Promise<void> {
-    const suffix = Buffer.from(crypto.getRandomValues(new Uint8Array(6))).toString('hex')
-    const temp = join(this.directory, `${this.tempPrefix}${suffix}.tmp`)
+    // A name no one can guess, created exclusively: nothing planted beforehand can be written through.
+    const temp = join(this.directory, `${this.tempPrefix}${randomSuffix()}.tmp`)
+    let handle: FileHandle
     try {
-      const handle = await this.fs.open(temp, 'wx', 0o600)
+      handle = await this.fs.open(temp, CREATE_NEW, FILE_MODE)
+    } catch (error) {
+      throw openError(temp, error)
+    }
+    try {
       try {
         await writeText(handle, `{"version":${data.version},"counters":${JSON.stringify(data.counters)}`)
         for (const name of ['artists', 'albums', 'users', 'credentials'] as const) {
@@ -97,9 +109,18 @@ export class DurableJsonFile implements Adapter<Document> {
     await syncDirectory(this.directory, this.fs)
   }
 
-  /** Removes temporary files a crash left behind; only safe while holding the lock. */
+  /**
+   * Removes temporary files a crash left behind; only safe while holding the lock. Only our own are removed: in a
+   * shared sticky directory another user's file of that name is none of ours (and not ours to delete).
+   */
   removeLeftovers(): void {
-    for (const name of readdirSync(this.directory))
-      if (name.startsWith(this.tempPrefix) && name.endsWith('.tmp')) rmSync(join(this.directory, name), { force: true })
+    const uid = process.getuid?.()
+    for (const name of readdirSync(this.directory)) {
+      if (!name.startsWith(this.tempPrefix) || !name.endsWith('.tmp')) continue
+      const path = join(this.directory, name)
+      const stats = lstatSync(path, { throwIfNoEntry: false })
+      // Removing a link removes the link, never what it points to.
+      if (stats && (uid === undefined || stats.uid === uid)) rmSync(path, { force: true })
+    }
   }
 }

@@ -1,10 +1,21 @@
-import { type FileHandle, readFile } from 'node:fs/promises'
+import { type FileHandle, rm } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import { Type as T } from '@sinclair/typebox'
 import { DocumentSchema, lazyCheck, type StoredDocument } from './document.ts'
 import { syncDirectory } from './durable-file.ts'
 import { DataFileError } from './errors.ts'
 import { type FileSystem, nodeFileSystem, writeAll } from './file-system.ts'
+import {
+  APPEND_EXISTING,
+  APPEND_NEW,
+  CREATE_NEW,
+  checkOwned,
+  FILE_MODE,
+  openError,
+  openOwned,
+  READ_EXISTING,
+  randomSuffix,
+} from './owned-file.ts'
 
 /** The records one group commit created or changed (whole records: replay is an upsert), and the counters after it. */
 export type JournalEntry = Pick<StoredDocument, 'counters'> & Partial<Omit<StoredDocument, 'version' | 'counters'>>
@@ -56,9 +67,15 @@ export class Journal {
   async read(): Promise<JournalEntry[]> {
     let text: string
     try {
-      text = await readFile(this.path, 'utf8')
+      const handle = await openOwned(this.path, READ_EXISTING)
+      if (!handle) return []
+      try {
+        text = await handle.readFile('utf8')
+      } finally {
+        await handle.close()
+      }
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
+      if (error instanceof DataFileError) throw error
       throw new DataFileError(`cannot read ${this.path}: ${(error as Error).message}`)
     }
     const entries: JournalEntry[] = []
@@ -107,16 +124,27 @@ export class Journal {
       const tail = Buffer.alloc(this.size - offset)
       const { bytesRead } = tail.length > 0 ? await handle.read(tail, 0, tail.length, offset) : { bytesRead: 0 }
       if (bytesRead !== tail.length) throw new Error(`read ${bytesRead} of the ${tail.length} bytes to keep`)
-      const temp = join(dirname(this.path), `.${basename(this.path)}.tmp`)
-      const next = await this.fs.open(temp, 'w', 0o600)
+      // A name no one can guess, created exclusively: a link planted beside the journal is never written through.
+      const temp = join(dirname(this.path), `.${basename(this.path)}.${randomSuffix()}.tmp`)
+      let next: FileHandle
       try {
-        await writeAll(next, tail)
-        await next.sync()
-      } finally {
-        await next.close()
+        next = await this.fs.open(temp, CREATE_NEW, FILE_MODE)
+      } catch (error) {
+        throw openError(temp, error)
       }
-      await this.close()
-      await this.fs.rename(temp, this.path)
+      try {
+        try {
+          await writeAll(next, tail)
+          await next.sync()
+        } finally {
+          await next.close()
+        }
+        await this.close()
+        await this.fs.rename(temp, this.path)
+      } catch (error) {
+        await rm(temp, { force: true })
+        throw error
+      }
       // The file now holds only the tail, whatever happens next: appends must land right after it.
       this.size = tail.length
       await syncDirectory(dirname(this.path), this.fs)
@@ -131,8 +159,22 @@ export class Journal {
   }
 
   private async open(): Promise<FileHandle> {
-    this.handle ??= await this.fs.open(this.path, 'a+', 0o600)
+    this.handle ??= await this.openFile()
     return this.handle
+  }
+
+  /**
+   * Opens the journal to append to it, never through a link, and only if it is our own file; creates it (it must
+   * not exist then, not even as a dangling link) when it is missing.
+   */
+  private async openFile(): Promise<FileHandle> {
+    const existing = await openOwned(this.path, APPEND_EXISTING, this.fs)
+    if (existing) return existing
+    try {
+      return await checkOwned(await this.fs.open(this.path, APPEND_NEW, FILE_MODE), this.path)
+    } catch (error) {
+      throw openError(this.path, error)
+    }
   }
 
   /** Truncates the file to the entries known to be whole. */

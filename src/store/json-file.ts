@@ -1,6 +1,7 @@
 import { accessSync, constants, mkdirSync, statSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { Low } from 'lowdb'
+import { checkDataDirectory } from './data-directory.ts'
 import { type Document, documentProblem, emptyDocument } from './document.ts'
 import { DocumentStore } from './document-store.ts'
 import { DurableJsonFile } from './durable-file.ts'
@@ -147,20 +148,23 @@ export async function openJsonFileStore(path: string, options: JsonFileOptions =
 }
 
 /**
- * Creates the data file's directory if it is missing and locks the file. What stops either (a directory that cannot
- * be created or written in) is a {@link DataFileError}: one line naming the place and the reason, not a stack.
+ * Creates the data file's directory if it is missing, checks that no other user can slip a file or link of theirs
+ * into it, and locks the file. What stops any of that (a directory that cannot be created or written in, or that
+ * others may write in) is a {@link DataFileError}: one line naming the place and the reason, not a stack.
  */
 function claim(location: string): () => void {
   const directory = dirname(location)
   try {
-    mkdirSync(directory, { recursive: true })
+    // Never writable by others, whatever the umask: the check below would refuse the directory just made.
+    mkdirSync(directory, { recursive: true, mode: 0o755 })
   } catch (error) {
     throw new DataFileError(`cannot create the directory ${directory} for ${location}: ${(error as Error).message}`)
   }
+  checkDataDirectory(location)
   try {
     return lockDataFile(location)
   } catch (error) {
-    if (error instanceof DataFileLockedError) throw error
+    if (error instanceof DataFileLockedError || error instanceof DataFileError) throw error
     throw new DataFileError(
       `cannot write in ${directory}, the directory of ${location} (the server keeps its lock, journal and temporary files there): ${(error as Error).message}`,
     )

@@ -33,7 +33,8 @@ const MESSAGES: Record<string, string> = {
 export const errnoError = (code: string, syscall: string, path: string) =>
   Object.assign(new Error(`${code}: ${MESSAGES[code] ?? 'failed'}, ${syscall} '${path}'`), { code, syscall, path })
 
-const isJournal = (path: string) => /\.journal(\.tmp)?$/.test(basename(path))
+// The journal, and the temporary copy (`.db.json.journal.<random>.tmp`) that replaces it when it is compacted.
+const isJournal = (path: string) => /\.journal(\.[0-9a-f]+\.tmp)?$/.test(basename(path))
 const hits = (target: Target, path: string) => target === 'any' || (target === 'journal') === isJournal(path)
 
 /**
@@ -76,7 +77,7 @@ export function faultyFileSystem() {
       },
     })
   const fs: FileSystem = {
-    open: (async (path: string, flags?: string, mode?: number) => {
+    open: (async (path: string, flags?: string | number, mode?: number) => {
       check('open', String(path))
       return wrap(await open(path, flags, mode), String(path))
     }) as FileSystem['open'],
