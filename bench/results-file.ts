@@ -43,3 +43,21 @@ export async function writeSection(section: Section, markdown: string): Promise<
   )
   await Bun.write(RESULTS, `${HEADER}\n\n${sections.join('\n\n')}\n\n${notes}`)
 }
+
+/**
+ * Writes a section of its own below the notes of RESULTS.md, between `<!-- name:begin -->` and `<!-- name:end -->`:
+ * in place of the same section, or at the end the first time. `markdown` is the section without its markers.
+ */
+export async function writeNamedSection(name: string, markdown: string): Promise<void> {
+  const [begin, end] = [`<!-- ${name}:begin -->`, `<!-- ${name}:end -->`]
+  const section = `${begin}\n${markdown.trim()}\n${end}`
+  const text = await Bun.file(RESULTS).text()
+  const from = text.indexOf(begin)
+  const to = text.indexOf(end)
+  await Bun.write(
+    RESULTS,
+    from >= 0 && to > from
+      ? `${text.slice(0, from)}${section}${text.slice(to + end.length)}`
+      : `${text.trimEnd()}\n\n${section}\n`,
+  )
+}

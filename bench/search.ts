@@ -13,10 +13,8 @@ import { openMemoryStore } from '../src/store/memory.ts'
 import { writeCatalogue } from './catalogue.ts'
 import { describeMachine } from './machine.ts'
 import { table } from './markdown.ts'
+import { writeNamedSection } from './results-file.ts'
 
-const RESULTS = join(import.meta.dir, 'RESULTS.md')
-const BEGIN = '<!-- search:begin -->'
-const END = '<!-- search:end -->'
 const KEY = 'bench-key'
 
 const args = process.argv.slice(2)
@@ -89,7 +87,6 @@ async function main() {
   const machine = await describeMachine('')
   const when = new Date().toISOString().slice(0, 16).replace('T', ' ')
   const section = [
-    BEGIN,
     `## Search and order: ${ARTISTS.toLocaleString('en')} artists`,
     '',
     `Measured ${when} UTC with \`bun bench/search.ts --artists ${ARTISTS} --runs ${RUNS}\` on ${machine.cpu}, ${machine.cores} cores, ${machine.memory}, ${machine.kernel}, Bun ${machine.bun}. In-process through \`app.handle\` (routing, validation, the store and the JSON of the page; no socket), over an in-memory store of the generated catalogue (bench/catalogue.ts: the 29 legends cycled, names numbered \`#n\`). Limit 10; ${RUNS} runs per case after 5 warm-ups. One-minute load average ${loadBefore.toFixed(2)} before and ${loadAfter.toFixed(2)} after (the machine is shared). Goal: a search within a few milliseconds.`,
@@ -105,18 +102,9 @@ async function main() {
     ),
     '',
     `Built on first use, then kept up to date by each write: the first search took ${ms(firstSearch)} ms (folding every name and band into one search text), the first name order ${ms(firstSort)} ms (sorting with a Spanish collator). The first search and sort after a create took ${ms(afterCreate)} ms (the new artist is appended to both); after a rename ${ms(afterRename)} ms (the search text is joined again from the folded names it keeps; the name order moves one entry).`,
-    END,
   ].join('\n')
   process.stdout.write(`${section}\n`)
-  if (args.includes('--write')) {
-    const current = await Bun.file(RESULTS).text()
-    const start = current.indexOf(BEGIN)
-    const next =
-      start >= 0
-        ? `${current.slice(0, start)}${section}${current.slice(current.indexOf(END) + END.length)}`
-        : `${current.trimEnd()}\n\n${section}\n`
-    await Bun.write(RESULTS, next)
-  }
+  if (args.includes('--write')) await writeNamedSection('search', section)
 }
 
 await main()
