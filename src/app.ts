@@ -10,12 +10,13 @@ import { Catalogue } from './catalogue/service.ts'
 import { coverRoutes } from './covers/routes.ts'
 import { docsRoutes } from './docs/openapi.ts'
 import { allowedMethods } from './http/allowed-methods.ts'
-import { parseJsonBody } from './http/body.ts'
 import { cors } from './http/cors.ts'
+import { credentialsFirst } from './http/credentials-first.ts'
 import { delay } from './http/delay.ts'
 import { type ErrorReporter, problemResponder } from './http/error-handler.ts'
 import { readOnly } from './http/read-only.ts'
 import { requestLog } from './http/request-log.ts'
+import { absoluteTargets } from './http/request-target.ts'
 import { securityHeaders } from './http/security-headers.ts'
 import type { AccessEntry } from './log.ts'
 import type { Store } from './store/store.ts'
@@ -77,9 +78,14 @@ export function createApp({
   const allowed = allowedMethods(() => app.routes)
   return (
     app
-      .onParse({ as: 'global' }, parseJsonBody)
+      // Credentials (on routes that need them) before the body is read, then the JSON body.
+      .onParse(
+        { as: 'global' },
+        credentialsFirst(() => app.routes),
+      )
       .onError({ as: 'global' }, problemResponder(allowed, report))
       .use(requestLog(accessLog))
+      .use(absoluteTargets())
       .use(securityHeaders())
       .use(cors(corsOrigins))
       .use(delay(delayMs))

@@ -62,40 +62,82 @@ export function authenticate(headers: Headers, checks: readonly CredentialCheck[
   throw unauthorized('The credentials are not valid: unknown, expired or revoked.')
 }
 
+/** What a route's `auth`, `user` or `service` option asks of a request: its caller, or a 401/403 refusal. */
+export type Requirement = (request: Request) => Caller
+
+// The transform hook each option gives its routes, with the requirement it checks: the app's body parser finds a
+// route's requirement among its hooks (`requirementOf`) and checks it before it reads a byte of the body.
+const requirements = new WeakMap<object, Requirement>()
+
+/**
+ * The requirement that a route's `auth`, `user` or `service` option gave it, found among the route's transform hooks
+ * (Elysia's `route.hooks.transform`), or `undefined` for a public route.
+ *
+ * @example
+ * const requirement = requirementOf(app.routes[0]?.hooks.transform)
+ */
+export function requirementOf(transforms: unknown): Requirement | undefined {
+  if (!Array.isArray(transforms)) return undefined
+  for (const hook of transforms) {
+    const fn: unknown = typeof hook === 'function' ? hook : (hook as { fn?: unknown } | null)?.fn
+    const requirement = typeof fn === 'function' ? requirements.get(fn) : undefined
+    if (requirement) return requirement
+  }
+  return undefined
+}
+
 /**
  * Plugin adding the `auth`, `user` and `service` route options: `{ auth: true }` checks credentials before the body
- * or parameters are validated (an anonymous caller learns nothing about the API's rules) and gives the handler
- * `caller`; `{ user: true }` also requires that caller to be a user (403 for a service key, which belongs to no one);
- * `{ service: true }` requires an operator's service key (403 for a user's token or key).
+ * is read or the parameters are validated (an anonymous caller costs no parsing and learns nothing about the API's
+ * rules) and gives the handler `caller`; `{ user: true }` also requires that caller to be a user (403 for a service
+ * key, which belongs to no one); `{ service: true }` requires an operator's service key (403 for a user's token or
+ * key). Each request is authenticated once, whether the body parser or the transform hook asks first.
  */
 export function authGuard(checks: readonly CredentialCheck[]) {
   const callers = new WeakMap<Request, Caller>()
+  const requirement = (allowed: (caller: Caller) => void): Requirement => {
+    return (request) => {
+      let caller = callers.get(request)
+      if (caller === undefined) {
+        caller = authenticate(request.headers, checks)
+        allowed(caller)
+        callers.set(request, caller)
+      }
+      return caller
+    }
+  }
+  const transformFor = (check: Requirement) => {
+    const transform = ({ request }: { request: Request }) => {
+      check(request)
+    }
+    requirements.set(transform, check)
+    return transform
+  }
+  const anyCaller = requirement(() => {})
+  const userCaller = requirement((caller) => {
+    // Valid credentials, so not 401: retrying with the same key cannot help, and the problem says what would.
+    if (caller.kind !== 'user')
+      throw new CredentialNotAllowedError(
+        "A service key belongs to no user. Send a user's bearer token (POST /api/v1/user/login) or personal API key.",
+      )
+  })
+  const serviceCaller = requirement((caller) => {
+    if (caller.kind !== 'service')
+      throw new CredentialNotAllowedError(
+        "This operation belongs to the server's operator: send one of its service keys (--api-key) as X-API-Key.",
+      )
+  })
   return new Elysia().macro({
     auth: {
-      transform({ request }) {
-        callers.set(request, authenticate(request.headers, checks))
-      },
+      transform: transformFor(anyCaller),
       resolve: ({ request }) => ({ caller: callers.get(request) as Caller }),
     },
     user: {
-      transform({ request }) {
-        const caller = authenticate(request.headers, checks)
-        // Valid credentials, so not 401: retrying with the same key cannot help, and the problem says what would.
-        if (caller.kind !== 'user')
-          throw new CredentialNotAllowedError(
-            "A service key belongs to no user. Send a user's bearer token (POST /api/v1/user/login) or personal API key.",
-          )
-        callers.set(request, caller)
-      },
+      transform: transformFor(userCaller),
       resolve: ({ request }) => ({ caller: callers.get(request) as UserCaller }),
     },
     service: {
-      transform({ request }) {
-        if (authenticate(request.headers, checks).kind !== 'service')
-          throw new CredentialNotAllowedError(
-            "This operation belongs to the server's operator: send one of its service keys (--api-key) as X-API-Key.",
-          )
-      },
+      transform: transformFor(serviceCaller),
     },
   })
 }

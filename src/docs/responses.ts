@@ -12,8 +12,9 @@ for (const kind of Object.keys(problemTypes) as ProblemKind[]) {
 }
 
 // Writes pass layers that routes do not repeat in their `response`: `--read-only` refuses them (403) before anything
-// else, and the JSON body parser reads them before credentials are checked, so any write may answer 400 (malformed
-// JSON, a body that is not an object), 413 or 415, whether or not it takes a body. Any request may fail with 500.
+// else, and the JSON body parser reads them (after credentials, on routes that need them), so any write may answer
+// 400 (malformed JSON, a body that is not an object), 413 or 415, whether or not it takes a body. Any request may
+// fail with 500.
 const WRITES = new Set(['post', 'put', 'patch', 'delete'])
 const writeKinds: ProblemKind[] = [
   'malformed-json',

@@ -27,8 +27,9 @@ async function readLimited(request: Request): Promise<string> {
 }
 
 /**
- * Elysia `parse` hook for every route: bodies must be JSON (415 otherwise), at most 1 MiB (413), well-formed (400)
- * and an object (400). A request without a body parses to `undefined`, which the route's schema then rejects.
+ * The body of a request, for the app's parse hook (`credentialsFirst`, which checks credentials before calling this):
+ * bodies must be JSON (415 otherwise), at most 1 MiB (413), well-formed (400) and an object (400). A request without a
+ * body parses to `undefined`, which the route's schema then rejects.
  */
 export async function parseJsonBody({ request }: { request: Request }): Promise<unknown> {
   const contentType = request.headers.get('content-type')
@@ -58,26 +59,53 @@ export async function parseJsonBody({ request }: { request: Request }): Promise<
   // Every body of this API is an object; saying so here is clearer than a list of missing fields.
   if (typeof body !== 'object' || body === null || Array.isArray(body))
     throw invalid([{ pointer: '', detail: 'the request body must be a JSON object' }])
-  const pointer = protoKey(body, '')
-  if (pointer !== undefined) throw invalid([{ pointer, detail: 'is not a known property' }])
+  const found = scan(body, 0)
+  if (found?.tooDeep) throw invalid([{ pointer: found.pointer, detail: `nests more than ${MAX_DEPTH} levels deep` }])
+  if (found) throw invalid([{ pointer: found.pointer, detail: 'is not a known property' }])
   return body
 }
 
 /** How deeply a body may nest; no body of this API needs more than two levels. */
 const MAX_DEPTH = 32
 
+/** What {@link scan} found: a `__proto__` key, or an object or array nested too deep, with its JSON Pointer. */
+interface Finding {
+  pointer: string
+  tooDeep: boolean
+}
+
+const escapeKey = (key: string) => key.replaceAll('~', '~0').replaceAll('/', '~1')
+
 /**
- * The pointer of the first `__proto__` key in a parsed body. JSON.parse makes it a harmless own property, but
- * Elysia merges bodies into schema defaults with Object.assign, which would turn it into the object's prototype.
+ * The first `__proto__` key, or the first object nested more than MAX_DEPTH levels deep, in a parsed body. JSON.parse
+ * makes `__proto__` a harmless own property, but Elysia merges bodies into schema defaults with Object.assign, which
+ * would turn it into the object's prototype. One pass over the values that allocates nothing unless it finds
+ * something (the pointer is built on the way back up): no key arrays, no pointer per key, primitives not visited.
  */
-function protoKey(value: unknown, path: string, depth = 0): string | undefined {
-  if (typeof value !== 'object' || value === null) return undefined
-  if (depth > MAX_DEPTH) throw invalid([{ pointer: path, detail: `nests more than ${MAX_DEPTH} levels deep` }])
-  for (const key of Object.keys(value)) {
-    const pointer = `${path}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`
-    if (key === '__proto__') return pointer
-    const nested = protoKey((value as Record<string, unknown>)[key], pointer, depth + 1)
-    if (nested !== undefined) return nested
+function scan(value: object, depth: number): Finding | undefined {
+  if (depth > MAX_DEPTH) return { pointer: '', tooDeep: true }
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i]
+      if (typeof item !== 'object' || item === null) continue
+      const found = scan(item, depth + 1)
+      if (found) {
+        found.pointer = `/${i}${found.pointer}`
+        return found
+      }
+    }
+    return undefined
+  }
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue
+    if (key === '__proto__') return { pointer: '/__proto__', tooDeep: false }
+    const item: unknown = (value as Record<string, unknown>)[key]
+    if (typeof item !== 'object' || item === null) continue
+    const found = scan(item, depth + 1)
+    if (found) {
+      found.pointer = `/${escapeKey(key)}${found.pointer}`
+      return found
+    }
   }
   return undefined
 }

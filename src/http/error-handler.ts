@@ -2,7 +2,8 @@ import { ValidationError } from 'elysia'
 import { DomainError } from '../model/errors.ts'
 import { StoreUnavailableError } from '../store/store.ts'
 import { domainProblem } from './domain-problem.ts'
-import { notFound, Problem } from './problem.ts'
+import { EarlyProblem, notFound, Problem } from './problem.ts'
+import { pathOf, requestTarget } from './request-target.ts'
 import { validationProblem } from './validation.ts'
 
 /** Where unexpected failures are reported: the log, never the client. */
@@ -16,15 +17,21 @@ interface ErrorContext {
 }
 
 /** The problem for anything thrown while answering a request. */
-function toProblem({ code, error, request }: ErrorContext, allowed: (path: string) => string[], report: ErrorReporter) {
+function toProblem(context: ErrorContext, allowed: (path: string) => string[], report: ErrorReporter) {
+  const { code, request } = context
+  let { error } = context
+  // Elysia wraps whatever the parse hook throws (the credentials' 401 and 403, the body's 413, 415 and 400) in its own
+  // ParseError.
+  const cause = code === 'PARSE' ? (error as Error | undefined)?.cause : undefined
+  if (cause instanceof Problem || cause instanceof DomainError) error = cause
   if (error instanceof Problem) return error
+  if (error instanceof EarlyProblem) return error.problem
   const refusal = error instanceof DomainError ? domainProblem(error) : undefined
   if (refusal) return refusal
-  // Elysia wraps whatever a parse hook throws (our 413/415/400 problems) in its own ParseError.
-  if (code === 'PARSE' && (error as Error).cause instanceof Problem) return (error as Error).cause as Problem
   if (error instanceof ValidationError) return validationProblem(error)
   if (code === 'NOT_FOUND') {
-    const path = new URL(request.url).pathname
+    // As Elysia routes it, and whatever the target: `new URL` throws on CONNECT's `example.com:443` or `foo`.
+    const path = pathOf(requestTarget(request.url))
     const methods = allowed(path)
     if (methods.length > 0)
       return new Problem(
@@ -55,7 +62,14 @@ export function problemResponder(allowed: (path: string) => string[], report: Er
   // Destructured in the signature on purpose: Elysia reads a hook's parameters to decide what every route must
   // prepare, and a hook taking the whole context would make each request parse headers, cookies and query.
   return ({ code, error, request, set }: ErrorContext) => {
-    const problem = toProblem({ code, error, request, set }, allowed, report)
+    let problem: Problem
+    try {
+      problem = toProblem({ code, error, request, set }, allowed, report)
+    } catch (failure) {
+      // A bug here would otherwise escape to Bun, which answers a bare 500 and logs no access line.
+      report(`the error handler failed on ${request.method} ${request.url}`, failure)
+      problem = new Problem('internal-error', 'Something went wrong on our side. The details are in the server log.')
+    }
     // Recorded on the context too, so the access log sees the status this answer goes out with.
     set.status = problem.status
     return problem.toResponse()

@@ -41,6 +41,23 @@ export class Problem extends Error {
   }
 }
 
+/**
+ * A problem thrown by a hook that runs before routing (`onRequest`), wrapped so that Elysia hands it to the app's error
+ * handler. Thrown bare, Elysia would answer it itself (it calls any error's `toResponse`), without the headers the
+ * request has gathered by then, such as its `X-Request-Id`.
+ *
+ * @example
+ * throw new EarlyProblem(notFound('…'))
+ */
+export class EarlyProblem extends Error {
+  override name = 'EarlyProblem'
+
+  /** Wraps `problem`. */
+  constructor(readonly problem: Problem) {
+    super(problem.detail)
+  }
+}
+
 /** 400 with one entry per invalid field or parameter. */
 export const invalid = (errors: FieldError[]) => {
   const first = errors[0]

@@ -1,5 +1,5 @@
 import { Elysia } from 'elysia'
-import { Problem } from './problem.ts'
+import { EarlyProblem, Problem } from './problem.ts'
 
 /** Methods that only read; everything else is a write. */
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
@@ -17,9 +17,11 @@ export function readOnly(enabled: boolean) {
   if (!enabled) return plugin
   return plugin.onRequest(({ request }) => {
     if (SAFE_METHODS.has(request.method)) return
-    throw new Problem(
-      'forbidden',
-      `This server runs read-only (--read-only): ${request.method} is refused. Reads (GET) work as usual.`,
+    throw new EarlyProblem(
+      new Problem(
+        'forbidden',
+        `This server runs read-only (--read-only): ${request.method} is refused. Reads (GET) work as usual.`,
+      ),
     )
   })
 }

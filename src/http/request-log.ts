@@ -1,5 +1,6 @@
 import { Elysia } from 'elysia'
 import type { AccessEntry } from '../log.ts'
+import { requestTarget } from './request-target.ts'
 
 /** The header that carries a request's id, in both directions. */
 export const REQUEST_ID = 'x-request-id'
@@ -61,10 +62,9 @@ export function requestLog(write: ((entry: AccessEntry) => void) | undefined) {
       .onAfterResponse({ as: 'global' }, ({ request, set, responseValue }) => {
         const { requestStart, requestId } = set as LoggedSet
         if (requestStart === undefined || requestId === undefined) return
-        const url = request.url
         write({
           method: request.method,
-          path: url.slice(url.indexOf('/', url.indexOf('//') + 2)),
+          path: requestTarget(request.url),
           status: statusOf(responseValue, set.status),
           durationMs: performance.now() - requestStart,
           requestId,

@@ -8,7 +8,7 @@ import { SERVICE_KEY } from '../helpers.ts'
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 
 /** An app that logs into an array; entries arrive just after each answer is sent. */
-function loggedApp(options: { cors?: string[] } = {}) {
+function loggedApp(options: { cors?: string[]; readOnly?: boolean } = {}) {
   const entries: AccessEntry[] = []
   const app = createApp({
     store: openMemoryStore(),
@@ -70,6 +70,14 @@ describe('request ids', () => {
 })
 
 describe('the access log', () => {
+  test('a --read-only refusal, answered before routing, carries its id and is logged', async () => {
+    const { send } = loggedApp({ readOnly: true })
+    const { response, entry } = await send('/api/v1/artists', { method: 'POST', body: '{}', headers: json })
+    expect(response.status).toBe(403)
+    expect(response.headers.get('x-request-id')).toMatch(UUID_V7)
+    expect(entry).toMatchObject({ method: 'POST', status: 403, requestId: response.headers.get('x-request-id') })
+  })
+
   test.each([
     ['GET', '/api/v1/artists?limit=2', undefined, {}, 200],
     ['GET', '/api/v1/artists/7', undefined, {}, 404],
