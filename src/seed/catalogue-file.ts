@@ -11,9 +11,28 @@ import { SeedError } from './seed-error.ts'
 const MAX_PROBLEMS = 10
 
 /**
+ * Where an editor's facts come from, beside an artist or album of a catalogue file: `sources` (the pages or books
+ * checked, at least one, each non-blank) and a free-text `note` (say, how disagreeing sources were settled). The
+ * reader accepts and then drops them: they are never stored, nor served by the API.
+ */
+const editorialProperties = {
+  sources: t.Optional(
+    t.Array(t.String({ minLength: 1, pattern: '\\S', error: 'a non-blank string' }), {
+      minItems: 1,
+      error: 'a list of at least one source, each a non-blank string',
+      description: 'The sources that confirm the entry: URLs, or titles.',
+    }),
+  ),
+  note: t.Optional(
+    t.String({ minLength: 1, pattern: '\\S', error: 'a non-blank string', description: 'An editor’s note.' }),
+  ),
+}
+
+/**
  * The format of a catalogue file (`data/legends.json`, or the file of `--seed=FILE`): `{ "artists": [...] }`, each
  * artist the API's own create body (so the same rules: non-blank names, years up to `latestYear`, image URLs or
- * paths) plus its `albums`, each the API's album body. Ids are not part of it: the store assigns them.
+ * paths) plus its `albums`, each the API's album body. Ids are not part of it: the store assigns them. Artists and
+ * albums may also carry the editorial `sources` and `note`, which go no further than this reader.
  */
 export const catalogueFileSchema = (latestYear: number) =>
   t.Object(
@@ -22,7 +41,13 @@ export const catalogueFileSchema = (latestYear: number) =>
         t.Object(
           {
             ...t.Omit(ArtistInput, ['id']).properties,
-            albums: t.Array(t.Omit(AlbumInput(latestYear), ['id'])),
+            ...editorialProperties,
+            albums: t.Array(
+              t.Object(
+                { ...t.Omit(AlbumInput(latestYear), ['id']).properties, ...editorialProperties },
+                { additionalProperties: false },
+              ),
+            ),
           },
           { additionalProperties: false },
         ),
@@ -71,13 +96,17 @@ function problemLines(errors: Iterable<ValueError>, source: string): string[] {
 
 /**
  * The store entries of a valid file, normalised as the API normalises a create body. `image` is kept as written:
- * absent, the store gives the record its generated cover; null, the record has no picture.
+ * absent, the store gives the record its generated cover; null, the record has no picture. The editorial `sources`
+ * and `note` are dropped here, so nothing past the reader ever sees them.
  */
 function toEntries(file: CatalogueFileData): CatalogueEntry[] {
-  return file.artists.map(({ albums, ...artist }) => ({
+  return file.artists.map(({ albums, sources: _sources, note: _note, ...artist }) => ({
     ...artistFields(artist),
     image: artist.image,
-    albums: albums.map((album) => ({ ...albumFields(album), image: album.image })),
+    albums: albums.map(({ sources: _albumSources, note: _albumNote, ...album }) => ({
+      ...albumFields(album),
+      image: album.image,
+    })),
   }))
 }
 

@@ -36,7 +36,7 @@ describe('GET /api/v1/artists?q=', () => {
   test('an empty q is no filter', async () => {
     const { call } = await seeded()
     const { json } = await call('/api/v1/artists?q=')
-    expect(json.meta).toEqual({ limit: 10, offset: 0, total: 29, next: '/api/v1/artists?limit=10&offset=10' })
+    expect(json.meta).toEqual({ limit: 10, offset: 0, total: 32, next: '/api/v1/artists?limit=10&offset=10' })
   })
 
   test('meta.total counts the matches and meta.next keeps q, encoded, up to the last page', async () => {

@@ -70,8 +70,8 @@ describe('GET /covers/…', () => {
   })
 
   test.each([
-    '/covers/artists/30.svg',
-    '/covers/albums/261.svg',
+    '/covers/artists/33.svg',
+    '/covers/albums/282.svg',
     '/covers/artists/0.svg',
     '/covers/artists/01.svg',
     '/covers/artists/1.png',

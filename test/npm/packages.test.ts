@@ -158,7 +158,7 @@ describe.skipIf(!hasNode)('the npm packages', () => {
     while (!text.includes('\n')) text += new TextDecoder().decode((await reader.read()).value)
     const url = /listening on (\S+)/.exec(text)?.[1]
     const page = (await (await fetch(`${url}/api/v1/artists?limit=1`)).json()) as { meta: { total: number } }
-    expect(page.meta.total).toBe(29)
+    expect(page.meta.total).toBe(32)
     if (signal === 'SIGINT') process.kill(-child.pid, signal)
     else child.kill(signal)
     // The launcher exits as the server did, 0 after a graceful stop; npm exec, with 130 for the SIGINT it got.
@@ -172,7 +172,7 @@ describe.skipIf(!hasNode)('the npm packages', () => {
     expect(result.stderr).toBe('')
     const out = JSON.parse(result.stdout)
     expect(out.url).toBe(`http://127.0.0.1:${out.port}`)
-    expect(out).toMatchObject({ id: 30, total: 29, refused: 'start the server with allowReset: true to reset it' })
+    expect(out).toMatchObject({ id: 33, total: 32, refused: 'start the server with allowReset: true to reset it' })
     expect(alive(out.pid)).toBe(false)
   })
 
@@ -190,7 +190,7 @@ describe.skipIf(!hasNode)('the npm packages', () => {
           expect((await run([node, '--version'], project)).stdout.trim()).toBe(`v${nodeVersion}`)
           writeFileSync(join(project, 'lifecycle.mjs'), LIFECYCLE)
           const out = JSON.parse((await run([node, 'lifecycle.mjs'], project)).stdout)
-          expect(out).toMatchObject({ id: 30, total: 29 })
+          expect(out).toMatchObject({ id: 33, total: 32 })
           expect(alive(out.pid)).toBe(false)
           cpSync(join(RECIPES, 'node-test/catalogue.test.js'), join(project, 'recipe.test.js'))
           const recipe = await run([node, '--test', 'recipe.test.js'], project)

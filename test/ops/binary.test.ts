@@ -138,7 +138,7 @@ describe('fixture flags on the command line', () => {
     const reset = await fetch(`${server.url}/__admin/reset`, { method: 'POST', headers: { 'x-api-key': KEY } })
     expect(reset.status).toBe(204)
     const list = (await (await fetch(`${server.url}/api/v1/artists?limit=1`)).json()) as { meta: { total: number } }
-    expect(list.meta.total).toBe(29)
+    expect(list.meta.total).toBe(32)
   })
 
   test('ROCK_LEGENDS_READ_ONLY=true refuses writes, serves reads; security headers on both', async () => {

@@ -80,7 +80,7 @@ describe('POST /__admin/reset (--allow-reset)', () => {
     expect((await call('/api/v1/artists?limit=100')).json).toEqual(artistsBefore)
     // Ids start again where the seed left them, and what was created after start-up is gone.
     const again = await call('/api/v1/artists', { method: 'POST', body: { name: 'Moris' }, headers: asService })
-    expect(again.json.id).toBe(30)
+    expect(again.json.id).toBe(33)
     expect((await call('/api/v1/user/me', { headers: bearer(token) })).status).toBe(401)
     const login = { email: CARLOS.email, password: CARLOS.password }
     expect((await call('/api/v1/user/login', { method: 'POST', body: login })).status).toBe(401)
@@ -118,7 +118,7 @@ describe('POST /__admin/reset (--allow-reset)', () => {
       expect(answer.json).toMatchObject({ type: '/problems/credential-not-allowed', status: 403 })
       expect(answer.json.detail).toContain('service key')
     }
-    expect(store.artists.get(30)?.name).toBe('Kept')
+    expect(store.artists.get(33)?.name).toBe('Kept')
   })
 
   test('does not exist without --allow-reset: 404, nothing changes', async () => {

@@ -48,10 +48,12 @@ describe('the executable with --seed, started from another directory', () => {
     const images: string[] = []
     for (const [i, artist] of artists.entries()) {
       const albums = await all<Listed & { year: number }>(url, `/api/v1/artists/${artist.id}/albums`)
-      expect(albums.map(({ name, year }) => ({ name, year }))).toEqual(legends.artists[i]?.albums ?? [])
+      expect(albums.map(({ name, year }) => ({ name, year }))).toEqual(
+        (legends.artists[i]?.albums ?? []).map(({ name, year }) => ({ name, year })),
+      )
       images.push(artist.image as string, ...albums.map((album) => album.image as string))
     }
-    expect(images).toHaveLength(289)
+    expect(images).toHaveLength(313)
     const responses = await Promise.all(images.map((image) => fetch(`${url}${image}`)))
     const served = await Promise.all(
       responses.map(async (response) => [
@@ -77,7 +79,7 @@ describe('the executable with --seed, started from another directory', () => {
     await running?.stop()
     running = await startBinary(['--port', '0', '--data', `${dir}/db.json`, '--seed', '--log', 'pretty'], { cwd: dir })
     const artists = await all<Listed>(running.url, '/api/v1/artists')
-    expect(artists).toHaveLength(29)
+    expect(artists).toHaveLength(32)
     await running.stop()
     expect(await running.stderr()).toContain('not seeding: the store already holds data')
   })
@@ -95,6 +97,41 @@ describe('the executable with --seed=FILE', () => {
       { id: 1, name: 'Fixture', image: '/covers/artists/1.svg' },
     ])
     expect((await fetch(`${running.url}/covers/albums/1.svg`)).headers.get('content-type')).toStartWith('image/svg+xml')
+  })
+
+  test('reads the editorial sources and notes of a file, and serves none of them', async () => {
+    dir = tempDir()
+    const sources = ['https://example.com/one', 'Two, a book']
+    const fixture = {
+      artists: [
+        {
+          name: 'Fixture',
+          description: 'Sourced.',
+          sources,
+          note: 'An editor’s note.',
+          albums: [{ name: 'Uno', year: 2001, sources, note: 'Checked twice.' }],
+        },
+      ],
+    }
+    await Bun.write(`${dir}/fixture.json`, JSON.stringify(fixture))
+    running = await startBinary(['--port', '0', '--data', ':memory:', '--seed=fixture.json', '--log', 'off'], {
+      cwd: dir,
+    })
+    const answers = await Promise.all(
+      ['/api/v1/artists', '/api/v1/artists/1', '/api/v1/artists/1/albums', '/api/v1/artists?q=Fixture'].map(
+        async (path) => [path, await (await fetch(`${running?.url}${path}`)).text()] as const,
+      ),
+    )
+    for (const [path, text] of answers) {
+      expect(text, path).toContain(path.endsWith('/albums') ? 'Uno' : 'Fixture')
+      expect(text, path).not.toMatch(/sources|note|example\.com|editor|Checked twice/)
+    }
+    expect(JSON.parse(answers[1]?.[1] ?? 'null')).toStrictEqual({
+      id: 1,
+      name: 'Fixture',
+      description: 'Sourced.',
+      image: '/covers/artists/1.svg',
+    })
   })
 
   test('stops with exit code 2 and names the file, the JSON pointer and the problem of a bad one', async () => {

@@ -61,7 +61,33 @@ describe('parseCatalogue', () => {
     [
       'an unknown album property',
       catalogue(artist({ albums: [{ name: 'A', tracks: 9 }] })),
-      '/artists/0/albums/0/tracks: is not a known property (known: name, year, image)',
+      '/artists/0/albums/0/tracks: is not a known property (known: name, year, image, sources, note)',
+    ],
+    [
+      'an unknown artist property beside the editorial ones',
+      catalogue(artist({ sources: ['https://example.com'], genre: 'rock' })),
+      '/artists/0/genre: is not a known property (known: name, description, image, band, sources, note, albums)',
+    ],
+    [
+      'sources that are not a list',
+      catalogue(artist({ sources: 'https://example.com' })),
+      '/artists/0/sources: must be a list of at least one source, each a non-blank string',
+    ],
+    [
+      'an empty list of sources',
+      catalogue(artist({ albums: [{ name: 'A', sources: [] }] })),
+      '/artists/0/albums/0/sources: must be a list of at least one source, each a non-blank string',
+    ],
+    [
+      'a blank source',
+      catalogue(artist({ sources: ['https://example.com', '  '] })),
+      '/artists/0/sources/1: must be a non-blank string',
+    ],
+    ['a note that is not text', catalogue(artist({ note: 3 })), '/artists/0/note: must be a non-blank string'],
+    [
+      'a blank note',
+      catalogue(artist({ albums: [{ name: 'A', note: '' }] })),
+      '/artists/0/albums/0/note: must be a non-blank string',
     ],
   ])('rejects %s, naming the file, the JSON pointer and the problem', (_, value, expected) => {
     const message = rejection(value)
@@ -84,6 +110,25 @@ describe('parseCatalogue', () => {
 
   test('reports a missing name once, not once per rule it breaks', () => {
     expect((rejection(catalogue({ albums: [] })) as string).split('\n')).toHaveLength(2)
+  })
+
+  test('accepts sources and notes on artists and albums, and leaves them out of the entries', () => {
+    const sources = ['https://example.com/discography', 'A book, page 12']
+    const entries = parseCatalogue(
+      catalogue(
+        artist({
+          name: 'Moris',
+          sources,
+          note: 'Checked twice.',
+          albums: [{ name: '30 minutos de vida', year: 1970, sources, note: 'Mandioca.' }],
+        }),
+      ),
+      'fixture.json',
+      LATEST,
+    )
+    expect(JSON.parse(JSON.stringify(entries))).toStrictEqual([
+      { name: 'Moris', albums: [{ name: '30 minutos de vida', year: 1970 }] },
+    ])
   })
 
   test('accepts the smallest catalogue: artists with a name and a list of albums, nothing else', () => {

@@ -18,9 +18,9 @@ function contents(store: Store) {
 describe('seedStore with the built-in catalogue', () => {
   test('fills an empty store with every artist and album, in one durable write', async () => {
     const { store, state } = countingStore()
-    expect(await seedStore(store, true)).toEqual({ seeded: true, artists: 29, albums: 260 })
+    expect(await seedStore(store, true)).toEqual({ seeded: true, artists: 32, albums: 281 })
     expect(state.writes).toBe(1)
-    expect(store.artists.list(everything).total).toBe(29)
+    expect(store.artists.list(everything).total).toBe(32)
   })
 
   test('assigns the same ids on every run: artists, then albums, in file order from 1', async () => {
@@ -113,6 +113,44 @@ describe('seedStore with a catalogue file', () => {
     } finally {
       removeDir(dir)
     }
+  })
+
+  test('reads the editorial sources and notes of artists and albums, and stores none of them', async () => {
+    const dir = tempDir()
+    try {
+      const sources = ['https://example.com/discography', 'A book, page 12']
+      const file = `${dir}/sourced.json`
+      await Bun.write(
+        file,
+        JSON.stringify({
+          artists: [
+            {
+              name: 'Moris',
+              band: 'Los Beatniks',
+              sources,
+              note: 'Checked against two discographies.',
+              albums: [{ name: '30 minutos de vida', year: 1970, sources, note: 'Mandioca, 1970.' }],
+            },
+          ],
+        }),
+      )
+      const store = openMemoryStore()
+      expect(await seedStore(store, file)).toEqual({ seeded: true, artists: 1, albums: 1 })
+      expect(JSON.parse(JSON.stringify(contents(store)))).toStrictEqual({
+        artists: [{ id: 1, name: 'Moris', band: 'Los Beatniks', image: '/covers/artists/1.svg' }],
+        albums: [{ id: 1, artistId: 1, name: '30 minutos de vida', year: 1970, image: '/covers/albums/1.svg' }],
+      })
+    } finally {
+      removeDir(dir)
+    }
+  })
+
+  test('the built-in catalogue’s sources and notes stay in the file: no stored record has them', async () => {
+    const store = openMemoryStore()
+    await seedStore(store, true)
+    const { artists, albums } = contents(store)
+    const annotated = [...artists, ...albums].filter((record) => 'sources' in record || 'note' in record)
+    expect(annotated).toEqual([])
   })
 
   test('parseCatalogue normalises like the API: trimmed names, blank bands unset', () => {
