@@ -2,12 +2,7 @@
 import { Type } from '@sinclair/typebox'
 import { t } from 'elysia'
 import { IntegerParam } from '../http/integer-param.ts'
-
-// Local part, "@", then dot-separated labels. Every repeated class excludes the character that ends it (`@`, `.`,
-// whitespace), so each character can be matched one way only: the check is linear, with no catastrophic
-// backtracking, even on the 1 MiB strings a hostile body may carry. Surrounding whitespace is allowed here because
-// the service trims it.
-const EMAIL_PATTERN = '^\\s*[^\\s@]+@[^\\s@.]+(?:\\.[^\\s@.]+)+\\s*$'
+import { EMAIL_PATTERN } from '../model/email.ts'
 
 const Email = (description: string) =>
   t.String({
@@ -31,7 +26,9 @@ export const SignupInput = t.Object(
       examples: ['Carlos'],
       error: NAME_RULE,
     }),
-    email: Email('The address to log in with; trimmed and lower-cased, and unique among users.'),
+    email: Email(
+      'The address to log in with; trimmed and lower-cased. Unique among users once look-alike forms are folded: full-width, decomposed and differently-cased forms of one address (NFKC, then lower case) are the same address.',
+    ),
     password: t.String({
       minLength: 8,
       maxLength: 1024,
@@ -51,7 +48,9 @@ export const SignupInput = t.Object(
 /** The body of `POST /api/v1/user/login`. */
 export const LoginInput = t.Object(
   {
-    email: Email('The address used at sign-up; case and surrounding spaces do not matter.'),
+    email: Email(
+      'The address used at sign-up; case, surrounding spaces and look-alike forms (full-width, decomposed: NFKC) do not matter.',
+    ),
     password: t.String({ minLength: 1, maxLength: 1024, description: 'The password chosen at sign-up.' }),
   },
   { additionalProperties: false, examples: [{ email: 'carlos@rock-legends.com', password: 'i-love-rock' }] },
@@ -62,7 +61,10 @@ export const User = t.Object(
   {
     id: Type.Integer({ format: 'int64', description: 'Assigned by the service; never reused.', examples: [1] }),
     name: t.String({ examples: ['Carlos'] }),
-    email: t.String({ description: 'Trimmed and lower-cased at sign-up.', examples: ['carlos@rock-legends.com'] }),
+    email: t.String({
+      description: 'As typed at sign-up, trimmed and lower-cased.',
+      examples: ['carlos@rock-legends.com'],
+    }),
   },
   { description: 'A user of the service; never the password or its hash.' },
 )

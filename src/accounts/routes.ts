@@ -1,7 +1,9 @@
 import type { Server } from 'bun'
-import { Elysia, t } from 'elysia'
+import { Elysia } from 'elysia'
+import { clientKey } from '../auth/client-key.ts'
 import type { authGuard } from '../auth/guard.ts'
 import { anyCredential, bearerToken, publicAccess } from '../docs/security.ts'
+import { PageQuery, Paginated, pageOf } from '../http/pagination.ts'
 import { described, problemResponses } from '../http/responses.ts'
 import {
   ApiKey,
@@ -23,10 +25,32 @@ const KEYS = `${BASE}/api-keys`
 // read: any client can write it, and trusting it would let one client spread its attempts over invented addresses.
 const IN_PROCESS = 'in-process'
 
-/** The address a request came from, the key of the per-client rate limits. */
-const clientOf = (server: Server<unknown> | null, request: Request) => server?.requestIP(request)?.address ?? IN_PROCESS
+/**
+ * The client a request came from, the key of the per-client rate limits: its address, with the addresses one client
+ * gets for free (all of loopback, an IPv6 /64) taken as one.
+ */
+const clientOf = (server: Server<unknown> | null, request: Request) =>
+  clientKey(server?.requestIP(request)?.address ?? IN_PROCESS)
 
 const noContent = () => new Response(null, { status: 204 })
+
+/** `{ data, meta }` as every list answers, `meta.next` linking the next page while there is one. */
+function pageAnswer<T>(
+  path: string,
+  page: { limit: number; offset: number },
+  slice: { items: readonly T[]; total: number },
+) {
+  const next = page.offset + page.limit
+  return {
+    data: [...slice.items],
+    meta: {
+      limit: page.limit,
+      offset: page.offset,
+      total: slice.total,
+      next: next < slice.total ? `${path}?limit=${page.limit}&offset=${next}` : null,
+    },
+  }
+}
 
 /** Account routes: sign-up, login, the caller's profile, logout, and personal API keys. */
 export const accountRoutes = (accounts: Accounts, guard: ReturnType<typeof authGuard>) =>
@@ -50,7 +74,7 @@ export const accountRoutes = (accounts: Accounts, guard: ReturnType<typeof authG
           operationId: 'createUser',
           summary: 'Create a user',
           description:
-            'Signs up. The email is trimmed, lower-cased and must be unused (409 otherwise); the password is 8–1,024 characters and kept only as an argon2id hash. Then log in for a bearer token.',
+            'Signs up. The email is trimmed, lower-cased and must be unused (409 otherwise), look-alike forms included: full-width, decomposed and upper-case forms of one address (NFKC, then lower case) are the same address. The password is 8–1,024 characters and kept only as an argon2id hash. Then log in for a bearer token.',
           tags: ['Accounts'],
           security: publicAccess,
         },
@@ -66,7 +90,7 @@ export const accountRoutes = (accounts: Accounts, guard: ReturnType<typeof authG
         operationId: 'loginUser',
         summary: 'Log in for a bearer token',
         description:
-          'Exchanges email and password for a bearer token (24 hours by default). A wrong password and an unknown email get the same 401; repeated failures get 429 with `Retry-After`.',
+          'Exchanges email and password for a bearer token (24 hours by default). A wrong password and an unknown email get the same 401; repeated failures get 429 with `Retry-After`. An account holds at most 100 live tokens: a login beyond that revokes the oldest.',
         tags: ['Accounts'],
         security: publicAccess,
       },
@@ -115,34 +139,44 @@ export const accountRoutes = (accounts: Accounts, guard: ReturnType<typeof authG
         body: ApiKeyInput,
         response: {
           201: described(NewApiKey, 'The new key, shown this once: only its hash is kept.'),
-          ...problemResponses(400, 401, 403, 413, 415, 503),
+          ...problemResponses(400, 401, 403, 409, 413, 415, 503),
         },
         detail: {
           operationId: 'createApiKey',
           summary: 'Create a personal API key',
           description:
-            'A key that acts for you in `X-API-Key`, for scripts and pipelines, until you revoke it. Copy it from this answer: it is never shown again.',
+            'A key that acts for you in `X-API-Key`, for scripts and pipelines, until you revoke it. Copy it from this answer: it is never shown again. An account holds at most 100 keys that are not revoked: the 101st is 409 until you revoke one.',
           tags: ['Accounts'],
           security: anyCredential,
         },
       },
     )
-    .get('/api-keys', ({ caller }) => accounts.listKeys(caller.userId), {
-      user: true,
-      response: {
-        200: t.Array(ApiKey, {
-          description: 'Your keys that are not revoked, oldest first; never the keys themselves.',
-        }),
-        ...problemResponses(401, 403),
+    .get(
+      '/api-keys',
+      ({ caller, query }) => {
+        const page = pageOf(query)
+        return pageAnswer(KEYS, page, accounts.listKeys(caller.userId, page))
       },
-      detail: {
-        operationId: 'listApiKeys',
-        summary: 'List your personal API keys',
-        description: 'Your personal API keys, to recognise them by name and prefix and see when each was last used.',
-        tags: ['Accounts'],
-        security: anyCredential,
+      {
+        user: true,
+        query: PageQuery,
+        response: {
+          200: described(
+            Paginated(ApiKey),
+            'One page of your keys that are not revoked, oldest first, never the keys themselves; with a link to the next page.',
+          ),
+          ...problemResponses(400, 401, 403),
+        },
+        detail: {
+          operationId: 'listApiKeys',
+          summary: 'List your personal API keys',
+          description:
+            'Your personal API keys, a page at a time (`limit` and `offset` as for artists), to recognise them by name and prefix and see when each was last used. Follow `meta.next` for the next page; it is `null` on the last one.',
+          tags: ['Accounts'],
+          security: anyCredential,
+        },
       },
-    })
+    )
     .get('/api-keys/:id', ({ caller, params }) => accounts.getKey(caller.userId, Number(params.id)), {
       user: true,
       params: ApiKeyIdParams,

@@ -2,21 +2,42 @@ import type { UserCaller } from '../auth/guard.ts'
 import { argon2id, dummyHash, type PasswordHasher } from '../auth/password.ts'
 import { type RateLimit, RateLimiter } from '../auth/rate-limit.ts'
 import { generateSecret, hashSecret, KEY_PREFIX, TOKEN_PREFIX } from '../auth/secrets.ts'
+import { emailKey, isFoldedEmail } from '../model/email.ts'
 import {
   ConflictError,
   CredentialNotAllowedError,
+  InvalidFieldError,
   NotFoundError,
   TooManyAttemptsError,
   UnauthenticatedError,
 } from '../model/errors.ts'
-import { type Credential, DuplicateEmailError, type Store, type User } from '../store/store.ts'
+import {
+  type Credential,
+  type CredentialLimit,
+  CredentialLimitError,
+  DuplicateEmailError,
+  type Page,
+  type Slice,
+  type Store,
+  type User,
+} from '../store/store.ts'
 
 /** How often each account operation may be tried before it is refused with 429. */
 export interface AccountLimits {
-  /** Failed logins per client address, whatever the email: slows guessing across many accounts. */
+  /** Failed logins per client address (see `clientKey`), whatever the email: slows guessing across many accounts. */
   loginFailuresPerClient: RateLimit
-  /** Failed logins per email, whatever the address: slows guessing one account's password from many addresses. */
+  /**
+   * Failed logins per email from one client address: slows guessing one account's password, and refuses only that
+   * address, so a guesser cannot lock the owner out from elsewhere.
+   */
   loginFailuresPerEmail: RateLimit
+  /**
+   * Failed logins per email from all addresses together, much higher: bounds guessing one account from many
+   * addresses. Addresses where the account logged in within `knownAddressMs` are not refused by it.
+   */
+  loginFailuresPerEmailCeiling: RateLimit
+  /** How long a successful login keeps its address known to its account (exempt from the ceiling). */
+  knownAddressMs: number
   /** Sign-ups (successful or not) per client address: each one costs an argon2 hash and a durable write. */
   signupsPerClient: RateLimit
 }
@@ -27,8 +48,24 @@ const MINUTE = 60_000
 export const ACCOUNT_LIMITS: AccountLimits = {
   loginFailuresPerClient: { limit: 20, windowMs: 15 * MINUTE },
   loginFailuresPerEmail: { limit: 5, windowMs: 15 * MINUTE },
+  loginFailuresPerEmailCeiling: { limit: 100, windowMs: 15 * MINUTE },
+  knownAddressMs: 30 * 24 * 60 * MINUTE,
   signupsPerClient: { limit: 20, windowMs: 10 * MINUTE },
 }
+
+/** How many credentials one account may hold at once; past that, dead ones are purged (see {@link PURGE_EVERY_MS}). */
+export const CREDENTIAL_LIMITS = {
+  /** Personal API keys not revoked: one more is refused (409) until the user revokes one. */
+  keys: { max: 100, whenFull: 'refuse' },
+  /**
+   * Bearer tokens neither revoked nor expired: a login past it revokes the oldest, so a test suite that logs in for
+   * every test keeps working, and its forgotten sessions end by themselves.
+   */
+  tokens: { max: 100, whenFull: 'revoke-oldest' },
+} as const satisfies Record<string, CredentialLimit>
+
+/** How often logins and new keys also purge every account's revoked and expired credentials from the store. */
+export const PURGE_EVERY_MS = 60 * MINUTE
 
 /** What the accounts service is built with. */
 export interface AccountsOptions {
@@ -61,8 +98,14 @@ const PREFIX_LENGTH = 11
 // The latest instant a Date can hold, so that an absurd --token-ttl gives a token that never expires, not a crash.
 const MAX_TIME = 8.64e15
 
-/** Trims and lower-cases an email, the form it is stored and looked up in. */
-export const normalizeEmail = (email: string) => email.trim().toLowerCase()
+/**
+ * The form in which emails are compared, looked up and throttled: trimmed, NFKC-normalised and lower-cased, so that
+ * full-width, decomposed and upper-case forms of one address are one address (see `emailKey`).
+ */
+export const normalizeEmail = emailKey
+
+/** The form an email is stored and shown in: as typed, trimmed and lower-cased. */
+export const displayEmail = (email: string) => email.trim().toLowerCase()
 
 const publicUser = ({ id, name, email }: User): PublicUser => ({ id, name, email })
 
@@ -82,6 +125,11 @@ const loginFailed = () => new UnauthenticatedError('The email or password is not
 
 const unknownKey = (id: number) => new NotFoundError(`You have no API key ${id}.`)
 
+const tooManyKeys = (max: number) =>
+  new ConflictError(
+    `You already have ${max} personal API keys, the most an account may hold. Revoke one you no longer use with DELETE /api/v1/user/api-keys/{id}, then create the new one.`,
+  )
+
 /**
  * Sign-up, login, logout and personal API keys. Refusals are domain errors ({@link ConflictError},
  * {@link UnauthenticatedError}, {@link TooManyAttemptsError}, {@link NotFoundError}…), which only `http/` turns into
@@ -92,8 +140,12 @@ export class Accounts {
   private readonly tokenTtlMs: number
   private readonly passwords: PasswordHasher
   private readonly failuresByClient: RateLimiter
-  private readonly failuresByEmail: RateLimiter
+  private readonly failuresByEmailFromClient: RateLimiter
+  private readonly failuresByEmailCeiling: RateLimiter
+  private readonly knownAddresses: RateLimiter
   private readonly signupsByClient: RateLimiter
+  /** When (ms since the epoch, by `now`) the next purge of dead credentials is due; the first write does one. */
+  private nextPurge = Number.NEGATIVE_INFINITY
 
   /** The accounts of `store`. */
   constructor(
@@ -105,15 +157,24 @@ export class Accounts {
     this.passwords = passwords
     const clock = () => now().getTime()
     this.failuresByClient = new RateLimiter(limits.loginFailuresPerClient, clock)
-    this.failuresByEmail = new RateLimiter(limits.loginFailuresPerEmail, clock)
+    this.failuresByEmailFromClient = new RateLimiter(limits.loginFailuresPerEmail, clock)
+    this.failuresByEmailCeiling = new RateLimiter(limits.loginFailuresPerEmailCeiling, clock)
+    this.knownAddresses = new RateLimiter({ limit: 1, windowMs: limits.knownAddressMs }, clock)
     this.signupsByClient = new RateLimiter(limits.signupsPerClient, clock)
   }
 
-  /** Registers a user; refused when the email (trimmed, lower-cased) is taken, or after too many from `client`. */
+  /**
+   * Registers a user; refused when the email or a look-alike form of it is taken (compared folded, see
+   * {@link normalizeEmail}), or after too many from `client`. The email is kept as typed, trimmed and lower-cased.
+   */
   async signUp(fields: { name: string; email: string; password: string }, client: string): Promise<PublicUser> {
     throttle(this.signupsByClient, client, 'Too many sign-ups from this address.')
     this.signupsByClient.hit(client)
-    const email = normalizeEmail(fields.email)
+    const email = displayEmail(fields.email)
+    // NFKC can turn one character into several, a dot among them ("⒈" is "1."): the folded form must still be an
+    // address, or it could never be told apart from others.
+    if (!isFoldedEmail(normalizeEmail(email)))
+      throw new InvalidFieldError('/email', 'must be an email address such as carlos@rock-legends.com')
     // Saves an argon2 hash on the obvious duplicate; the store's insert is what settles a race.
     if (this.store.users.findByEmail(email)) throw emailTaken(email)
     const passwordHash = await this.passwords.hash(fields.password)
@@ -129,34 +190,61 @@ export class Accounts {
   /** Checks the password and issues a bearer token; refused for a wrong email or password, and after repeated ones. */
   async logIn(fields: { email: string; password: string }, client: string) {
     const email = normalizeEmail(fields.email)
+    // Keyed by email and address together: a guesser is refused at their own address, the owner elsewhere is not.
+    const emailFromClient = `${email}\n${client}`
     throttle(this.failuresByClient, client, 'Too many failed logins from this address.')
-    throttle(this.failuresByEmail, email, 'Too many failed logins for this account.')
+    throttle(
+      this.failuresByEmailFromClient,
+      emailFromClient,
+      'Too many failed logins for this account from this address.',
+    )
+    // Past the ceiling only addresses the account logged in from lately may still try: many guessing addresses can
+    // stop the guessing on an account, not its owner.
+    if (this.knownAddresses.count(emailFromClient) === 0)
+      throttle(this.failuresByEmailCeiling, email, 'Too many failed logins for this account.')
     // Counted before the slow check and forgiven on success, so parallel guesses cannot all slip under the limit.
-    this.failuresByClient.hit(client)
-    this.failuresByEmail.hit(email)
+    // Each attempt is its own, so a success takes back its own counts only: failures in flight beside it still count.
+    const byClient = this.failuresByClient.hit(client)
+    const byEmailFromClient = this.failuresByEmailFromClient.hit(emailFromClient)
+    const byEmailCeiling = this.failuresByEmailCeiling.hit(email)
     // Awaited on every login, known email or not, so that neither path does work the other does not.
     const dummy = await dummyHash(this.passwords)
     const user = this.store.users.findByEmail(email)
     // An unknown email is verified against the dummy hash: the same argon2 work as a wrong password, so the time
     // taken does not reveal which emails are registered (an enumeration side channel).
     const valid = await this.passwords.verify(user?.passwordHash ?? dummy, fields.password)
-    if (!user || !valid) throw loginFailed()
-    this.failuresByClient.forgive(client)
-    this.failuresByEmail.reset(email)
+    if (!user || !valid) {
+      this.failuresByClient.settle(byClient)
+      this.failuresByEmailFromClient.settle(byEmailFromClient)
+      this.failuresByEmailCeiling.settle(byEmailCeiling)
+      throw loginFailed()
+    }
+    this.failuresByClient.forgive(byClient)
+    this.failuresByEmailFromClient.forgive(byEmailFromClient)
+    this.failuresByEmailCeiling.forgive(byEmailCeiling)
+    // The owner's earlier slips from this address are forgiven; failures from elsewhere, or still in flight, are not.
+    this.failuresByEmailFromClient.forgetSettled(emailFromClient)
+    this.knownAddresses.hit(emailFromClient)
     const at = this.now()
     const token = await generateSecret(TOKEN_PREFIX)
     const expiresAt = new Date(Math.min(at.getTime() + this.tokenTtlMs, MAX_TIME)).toISOString()
-    await this.store.credentials.insert({
-      userId: user.id,
-      kind: 'token',
-      name: null,
-      hash: hashSecret(token),
-      prefix: token.slice(0, PREFIX_LENGTH),
-      createdAt: at.toISOString(),
-      expiresAt,
-      lastUsedAt: null,
-      revokedAt: null,
-    })
+    const purged = this.purgeIfDue(at)
+    // Past the limit of live tokens, the oldest is revoked in the same write as the new one is added.
+    await this.store.credentials.insert(
+      {
+        userId: user.id,
+        kind: 'token',
+        name: null,
+        hash: hashSecret(token),
+        prefix: token.slice(0, PREFIX_LENGTH),
+        createdAt: at.toISOString(),
+        expiresAt,
+        lastUsedAt: null,
+        revokedAt: null,
+      },
+      CREDENTIAL_LIMITS.tokens,
+    )
+    await purged
     return { user: publicUser(user), token, token_type: 'Bearer' as const, expires_at: expiresAt }
   }
 
@@ -179,23 +267,36 @@ export class Accounts {
   /** Creates a personal API key for `userId`; the key is in the answer and nowhere else. */
   async createKey(userId: number, name: string): Promise<ApiKeyView & { key: string }> {
     const key = await generateSecret(KEY_PREFIX)
-    const credential = await this.store.credentials.insert({
-      userId,
-      kind: 'key',
-      name: name.trim(),
-      hash: hashSecret(key),
-      prefix: key.slice(0, PREFIX_LENGTH),
-      createdAt: this.now().toISOString(),
-      expiresAt: null,
-      lastUsedAt: null,
-      revokedAt: null,
-    })
-    return { ...apiKeyView(credential), key }
+    const at = this.now()
+    const purged = this.purgeIfDue(at)
+    try {
+      const credential = await this.store.credentials.insert(
+        {
+          userId,
+          kind: 'key',
+          name: name.trim(),
+          hash: hashSecret(key),
+          prefix: key.slice(0, PREFIX_LENGTH),
+          createdAt: at.toISOString(),
+          expiresAt: null,
+          lastUsedAt: null,
+          revokedAt: null,
+        },
+        CREDENTIAL_LIMITS.keys,
+      )
+      return { ...apiKeyView(credential), key }
+    } catch (error) {
+      if (error instanceof CredentialLimitError) throw tooManyKeys(error.max)
+      throw error
+    } finally {
+      await purged
+    }
   }
 
-  /** The personal API keys of `userId` that are not revoked, oldest first. */
-  listKeys(userId: number): ApiKeyView[] {
-    return this.activeKeys(userId).map(apiKeyView)
+  /** One page of the personal API keys of `userId` that are not revoked, oldest first. */
+  listKeys(userId: number, page: Page): Slice<ApiKeyView> {
+    const keys = this.activeKeys(userId)
+    return { items: keys.slice(page.offset, page.offset + page.limit).map(apiKeyView), total: keys.length }
   }
 
   /** Personal API key `id` of `userId`; another user's key, a revoked key or a token is not found. */
@@ -209,6 +310,18 @@ export class Accounts {
   async revokeKey(userId: number, id: number): Promise<void> {
     this.getKey(userId, id)
     await this.store.credentials.revoke(id, this.now().toISOString())
+  }
+
+  /**
+   * Purges every account's dead credentials when one is due, in the same group commit as the write that asked (no
+   * write of its own). A failed purge loses nothing and is tried again at the next write.
+   */
+  private purgeIfDue(at: Date): Promise<unknown> {
+    if (at.getTime() < this.nextPurge) return Promise.resolve()
+    this.nextPurge = at.getTime() + PURGE_EVERY_MS
+    return this.store.credentials.purge(at.toISOString()).catch(() => {
+      this.nextPurge = Number.NEGATIVE_INFINITY
+    })
   }
 
   private activeKeys(userId: number): Credential[] {

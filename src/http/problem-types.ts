@@ -58,7 +58,8 @@ export const problemTypes = {
   conflict: {
     status: 409,
     title: 'Conflict',
-    explanation: 'The request conflicts with what is stored, for example an email address that is already registered.',
+    explanation:
+      'The request conflicts with what is stored: an email address that is already registered (in any look-alike form: full-width, decomposed or upper-case), or a new personal API key for an account that already holds 100. Log in instead, or revoke a key you no longer use (DELETE /api/v1/user/api-keys/{id}) and try again.',
   },
   'payload-too-large': {
     status: 413,

@@ -1,4 +1,5 @@
 import type { Low } from 'lowdb'
+import { emailKey } from '../model/email.ts'
 import type { AlbumSort, ArtistSort, ListQuery } from '../model/search.ts'
 import { listAlbums } from './album-lists.ts'
 import { ArtistLists } from './artist-lists.ts'
@@ -11,7 +12,10 @@ import {
   type Artist,
   type CatalogueEntry,
   type Credential,
+  type CredentialLimit,
+  CredentialLimitError,
   DuplicateEmailError,
+  isDead,
   type LoadOptions,
   type New,
   type Page,
@@ -49,12 +53,26 @@ const albumRecord = (id: number, { artistId, name, year, image }: New<Album>): A
 
 /** What undoes the changes of the batch being persisted, should persisting fail. */
 interface UndoLog {
+  /** The counters before the batch: every record it added has a greater id. */
   counters: Document['counters']
-  lengths: Record<Collection, number>
-  /** Records replaced, with the index they had, in the order they were replaced. */
-  replaced: [Collection, number, StoredRecord][]
+  /** Records replaced, with the document that held them, in the order they were replaced. */
+  replaced: [Document, Collection, StoredRecord][]
   /** The whole previous document, when the batch replaced it (a restore). */
   document?: Document
+}
+
+const COLLECTIONS: readonly Collection[] = ['artists', 'albums', 'users', 'credentials']
+
+/** How many records of `records` (sorted by id) have an id of at most `id`. */
+function countUpTo(records: readonly { id: number }[], id: number): number {
+  let low = 0
+  let high = records.length
+  while (low < high) {
+    const middle = (low + high) >>> 1
+    if ((records[middle] as { id: number }).id <= id) low = middle + 1
+    else high = middle
+  }
+  return low
 }
 
 /**
@@ -98,7 +116,8 @@ export class DocumentStore implements Store {
     this.artistLists.reset()
     this.albumsByArtist = new Map()
     for (const album of this.doc.albums) push(this.albumsByArtist, album.artistId, album)
-    this.usersByEmail = new Map(this.doc.users.map((user) => [user.email, user]))
+    this.usersByEmail = new Map()
+    for (const user of this.doc.users) this.indexUser(user)
     this.credentialsByHash = new Map()
     this.credentialsByUser = new Map()
     for (const credential of this.doc.credentials) this.indexCredential(credential)
@@ -112,6 +131,55 @@ export class DocumentStore implements Store {
     else push(this.credentialsByUser, credential.userId, credential)
   }
 
+  /**
+   * Indexes a user by the folded form of the email. Files written before emails were folded may hold look-alike
+   * addresses of two users: the first registered keeps the address, as it would have had the check existed.
+   */
+  private indexUser(user: User): void {
+    const key = emailKey(user.email)
+    const current = this.usersByEmail.get(key)
+    if (!current || current.id === user.id) this.usersByEmail.set(key, user)
+  }
+
+  /**
+   * Removes credentials that can never be used again from the records and the indexes. Not journaled, and needing
+   * no undo: whatever state a dead credential was last written in is dead too, so the data file may keep it until
+   * its next compaction, and a rollback may leave it gone.
+   */
+  private drop(dead: readonly Credential[]): void {
+    if (dead.length === 0) return
+    const gone = new Set(dead)
+    const records = this.doc.credentials
+    let kept = 0
+    for (const record of records) if (!gone.has(record)) records[kept++] = record
+    records.length = kept
+    const users = new Set<number>()
+    for (const credential of dead) {
+      if (this.credentialsByHash.get(credential.hash) === credential) this.credentialsByHash.delete(credential.hash)
+      users.add(credential.userId)
+    }
+    for (const userId of users) {
+      const remaining = (this.credentialsByUser.get(userId) ?? []).filter((credential) => !gone.has(credential))
+      if (remaining.length > 0) this.credentialsByUser.set(userId, remaining)
+      else this.credentialsByUser.delete(userId)
+    }
+  }
+
+  /**
+   * Enforces `limit` before the user gets a new credential of `kind`: purges the user's dead credentials, then
+   * refuses, or revokes the oldest live ones, so that the new one is at most the `max`th.
+   */
+  private makeRoom({ userId, kind, createdAt }: New<Credential>, { max, whenFull }: CredentialLimit): void {
+    const at = Date.parse(createdAt)
+    this.drop((this.credentialsByUser.get(userId) ?? []).filter((credential) => isDead(credential, at)))
+    const live = (this.credentialsByUser.get(userId) ?? []).filter((credential) => credential.kind === kind)
+    const excess = live.length - max + 1
+    if (excess <= 0) return
+    if (whenFull === 'refuse') throw new CredentialLimitError(max)
+    // Oldest first: the user's list is in id order, which is the order of creation.
+    for (const oldest of live.slice(0, excess)) this.put('credentials', { ...oldest, revokedAt: createdAt })
+  }
+
   private nextId(counter: Collection): number {
     this.undoLog()
     this.doc.counters[counter] += 1
@@ -119,16 +187,7 @@ export class DocumentStore implements Store {
   }
 
   private undoLog(): UndoLog {
-    this.undo ??= {
-      counters: { ...this.doc.counters },
-      lengths: {
-        artists: this.doc.artists.length,
-        albums: this.doc.albums.length,
-        users: this.doc.users.length,
-        credentials: this.doc.credentials.length,
-      },
-      replaced: [],
-    }
+    this.undo ??= { counters: { ...this.doc.counters }, replaced: [] }
     return this.undo
   }
 
@@ -136,12 +195,12 @@ export class DocumentStore implements Store {
   private put<C extends Collection>(name: C, record: Document[C][number], logged = true): void {
     const records = this.doc[name] as StoredRecord[]
     const previous = upsert(records, record)
-    if (previous && logged) this.undoLog().replaced.push([name, indexById(records, record.id), previous])
+    if (previous && logged) this.undoLog().replaced.push([this.doc, name, previous])
     if (name === 'artists')
       if (previous) this.artistLists.replaced(previous as Artist, record as Artist)
       else this.artistLists.appended(record as Artist)
     if (name === 'albums' && !previous) push(this.albumsByArtist, (record as Album).artistId, record as Album)
-    if (name === 'users') this.usersByEmail.set((record as User).email, record as User)
+    if (name === 'users') this.indexUser(record as User)
     if (name === 'credentials') this.indexCredential(record as Credential, previous as Credential | undefined)
     const changed = this.changed.get(name) ?? new Map<number, StoredRecord>()
     this.changed.set(name, changed.set(record.id, record))
@@ -156,6 +215,11 @@ export class DocumentStore implements Store {
   private async persist(): Promise<void> {
     const changed = this.changed
     this.changed = new Map()
+    if (!this.replacedAll && changed.size === 0) {
+      // Nothing to save (a purge, or changes that changed nothing): no journal line, no fsync.
+      this.undo = undefined
+      return
+    }
     try {
       if (this.replacedAll) await this.persistence.replace(this.snapshotDocument())
       else await this.persistence.commit(this.entryOf(changed), () => this.snapshotDocument())
@@ -179,8 +243,10 @@ export class DocumentStore implements Store {
     this.changed = new Map()
     if (!undo) return
     if (undo.document) this.db.data = undo.document
-    for (const [name, length] of Object.entries(undo.lengths) as [Collection, number][]) this.doc[name].length = length
-    for (const [name, at, previous] of undo.replaced.reverse()) (this.doc[name] as StoredRecord[])[at] = previous
+    // By id, not by position: a purge in the batch may have removed records from the middle of a collection.
+    for (const name of COLLECTIONS) this.doc[name].length = countUpTo(this.doc[name], undo.counters[name])
+    for (const [document, name, previous] of undo.replaced.reverse())
+      if (document === this.doc) upsert(this.doc[name] as StoredRecord[], previous)
     this.doc.counters = undo.counters
     this.index()
   }
@@ -236,11 +302,11 @@ export class DocumentStore implements Store {
 
   readonly users = {
     get: (id: number): User | undefined => this.doc.users[indexById(this.doc.users, id)],
-    findByEmail: (email: string): User | undefined => this.usersByEmail.get(email),
+    findByEmail: (email: string): User | undefined => this.usersByEmail.get(emailKey(email)),
     insert: (fields: New<User>): Promise<User> =>
       this.change(() => {
         // Checked and claimed in one step of the commit, so two concurrent sign-ups cannot both pass.
-        if (this.usersByEmail.has(fields.email)) throw new DuplicateEmailError(fields.email)
+        if (this.usersByEmail.has(emailKey(fields.email))) throw new DuplicateEmailError(fields.email)
         const user = { id: this.nextId('users'), ...fields }
         this.put('users', user)
         return user
@@ -250,8 +316,9 @@ export class DocumentStore implements Store {
   readonly credentials = {
     findByHash: (hash: string): Credential | undefined => this.credentialsByHash.get(hash),
     listByUser: (userId: number): readonly Credential[] => this.credentialsByUser.get(userId) ?? [],
-    insert: (fields: New<Credential>): Promise<Credential> =>
+    insert: (fields: New<Credential>, limit?: CredentialLimit): Promise<Credential> =>
       this.change(() => {
+        if (limit) this.makeRoom(fields, limit)
         const credential = { id: this.nextId('credentials'), ...fields }
         this.put('credentials', credential)
         return credential
@@ -269,6 +336,13 @@ export class DocumentStore implements Store {
       // Not a write of its own: the time rides along with the next commit, or is saved on close.
       if (credential) this.put('credentials', { ...credential, lastUsedAt: at }, false)
     },
+    purge: (now: string): Promise<number> =>
+      this.change(() => {
+        const at = Date.parse(now)
+        const dead = this.doc.credentials.filter((credential) => isDead(credential, at))
+        this.drop(dead)
+        return dead.length
+      }),
   }
 
   isEmpty(): boolean {
@@ -302,7 +376,7 @@ export class DocumentStore implements Store {
 
   restore(snapshot: Snapshot): Promise<void> {
     return this.change(() => {
-      this.undoLog().document = this.doc
+      this.undoLog().document ??= this.doc
       // A fresh copy each time, so the snapshot can be restored again.
       this.db.data = structuredClone(snapshot as unknown as Document)
       this.replacedAll = true

@@ -82,10 +82,31 @@ export class StoreUnavailableError extends Error {
   override name = 'StoreUnavailableError'
 }
 
-/** Raised by `users.insert` when the email is already registered. */
+/** Raised by `users.insert` when the email (compared in its folded form, see `emailKey`) is already registered. */
 export class DuplicateEmailError extends Error {
   override name = 'DuplicateEmailError'
 }
+
+/** How many live credentials of one kind a user may hold, and what an insert beyond that does. */
+export interface CredentialLimit {
+  max: number
+  /** `refuse`: reject with {@link CredentialLimitError}; `revoke-oldest`: revoke the oldest live ones in the same write. */
+  whenFull: 'refuse' | 'revoke-oldest'
+}
+
+/** Raised by `credentials.insert` when the user already holds as many live credentials of that kind as allowed. */
+export class CredentialLimitError extends Error {
+  override name = 'CredentialLimitError'
+
+  /** `max` is the limit that was reached. */
+  constructor(readonly max: number) {
+    super(`the user already holds ${max} live credentials of this kind`)
+  }
+}
+
+/** Whether a credential can never be used again at `now` (ms since the epoch): revoked, or expired. */
+export const isDead = (credential: Credential, now: number): boolean =>
+  credential.revokedAt !== null || (credential.expiresAt !== null && Date.parse(credential.expiresAt) <= now)
 
 /**
  * Reads are synchronous and see every acknowledged write. Artists and albums returned by the store are never
@@ -110,18 +131,32 @@ export interface Store {
   }
   readonly users: {
     get(id: number): User | undefined
+    /** The user whose email has the same folded form (`emailKey`) as `email`: look-alike forms find one account. */
     findByEmail(email: string): User | undefined
-    /** Rejects with {@link DuplicateEmailError} when the email is taken. */
+    /** Rejects with {@link DuplicateEmailError} when the email, or a look-alike form of it, is taken. */
     insert(fields: New<User>): Promise<User>
   }
   readonly credentials: {
     findByHash(hash: string): Credential | undefined
+    /** The user's credentials in id order; dead ones (see {@link isDead}) may linger until purged. */
     listByUser(userId: number): readonly Credential[]
-    insert(fields: New<Credential>): Promise<Credential>
+    /**
+     * Adds a credential. With `limit`, the user's live credentials of the same kind (at `fields.createdAt`) are
+     * counted in the same step as the insert, so concurrent inserts cannot pass the limit together; the user's dead
+     * credentials are purged on the way.
+     */
+    insert(fields: New<Credential>, limit?: CredentialLimit): Promise<Credential>
     /** Marks a credential revoked; `undefined` when there is no such credential. */
     revoke(id: number, at: string): Promise<Credential | undefined>
     /** Records a use; kept in memory and persisted with the next write, never a write of its own. */
     touch(id: number, at: string): void
+    /**
+     * Removes every credential that is dead at `now` (revoked, or expired), so that logins do not grow the data
+     * forever; resolves with how many went. Their hashes become unknown, which is refused like a revoked one, and
+     * ids are never reused. Not a write of its own: the data file loses them at its next compaction, and until then
+     * a restart may bring them back, as dead as they were, for the next purge.
+     */
+    purge(now: string): Promise<number>
   }
   /** True when the store holds no artist, album or user. */
   isEmpty(): boolean

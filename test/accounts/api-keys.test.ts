@@ -43,7 +43,8 @@ describe('personal API keys', () => {
     await call('/api/v1/user/me', { headers: apiKey(second.key) })
     const { status, json, text } = await call(KEYS, { headers: bearer(token) })
     expect(status).toBe(200)
-    expect(json).toEqual([
+    expect(json.meta).toEqual({ limit: 10, offset: 0, total: 2, next: null })
+    expect(json.data).toEqual([
       {
         id: first.id,
         name: 'laptop',
@@ -61,6 +62,48 @@ describe('personal API keys', () => {
     for (const secret of [first.key, second.key, token]) expect(text).not.toContain(secret.slice(11))
     expect(text).not.toContain('hash')
   })
+
+  test('the list is paginated like the artists: limit, offset, total and a link to the next page', async () => {
+    const { call } = testApp()
+    const { token } = await signedIn(call)
+    const created = []
+    for (let i = 1; i <= 5; i++) created.push(await createKey(call, bearer(token), `key ${i}`))
+    const names = (json: { data: { name: string }[] }) => json.data.map((key) => key.name)
+    const first = await call(`${KEYS}?limit=2`, { headers: bearer(token) })
+    expect(first.status).toBe(200)
+    expect(names(first.json)).toEqual(['key 1', 'key 2'])
+    expect(first.json.meta).toEqual({ limit: 2, offset: 0, total: 5, next: `${KEYS}?limit=2&offset=2` })
+    const last = await call(`${KEYS}?limit=2&offset=4`, { headers: bearer(token) })
+    expect(names(last.json)).toEqual(['key 5'])
+    expect(last.json.meta).toEqual({ limit: 2, offset: 4, total: 5, next: null })
+    expect((await call(`${KEYS}?limit=1000`, { headers: bearer(token) })).json.meta.limit).toBe(100)
+    expect((await call(`${KEYS}?offset=9`, { headers: bearer(token) })).json).toEqual({
+      data: [],
+      meta: { limit: 10, offset: 9, total: 5, next: null },
+    })
+    // Following `next` walks the whole list once.
+    const walked: string[] = []
+    let next: string | null = `${KEYS}?limit=2`
+    while (next) {
+      const page: { json: { data: { name: string }[]; meta: { next: string | null } } } = await call(next, {
+        headers: bearer(token),
+      })
+      walked.push(...names(page.json))
+      next = page.json.meta.next
+    }
+    expect(walked).toEqual(created.map((key) => key.name))
+  })
+
+  test.each(['limit=0', 'limit=-1', 'offset=-1', 'limit=abc', 'offset=1.5'])(
+    'the list rejects %s with 400 naming the parameter',
+    async (query) => {
+      const { call } = testApp()
+      const { token } = await signedIn(call)
+      const { status, json } = await call(`${KEYS}?${query}`, { headers: bearer(token) })
+      expect(status).toBe(400)
+      expect(json.errors).toEqual([{ parameter: query.split('=')[0], detail: expect.any(String) }])
+    },
+  )
 
   test('a personal key works for the account routes too', async () => {
     const { call } = testApp()
@@ -94,7 +137,9 @@ describe('personal API keys', () => {
     const denied = await call(`${KEYS}/${carlosKey.id}`, { method: 'DELETE', headers: asMaria })
     expect(denied.status).toBe(404)
     expect(denied.json.type).toBe('/problems/not-found')
-    expect((await call(KEYS, { headers: asMaria })).json.map((key: { name: string }) => key.name)).toEqual(['maria'])
+    expect((await call(KEYS, { headers: asMaria })).json.data.map((key: { name: string }) => key.name)).toEqual([
+      'maria',
+    ])
     expect((await call('/api/v1/user/me', { headers: apiKey(carlosKey.key) })).status).toBe(200)
   })
 

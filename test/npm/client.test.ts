@@ -82,7 +82,11 @@ describe('createClient', () => {
     const asUser = api.with({ token: session.token })
     expect(await asUser.user.me()).toEqual(user)
     const key = await asUser.user.apiKeys.create({ name: 'ci' })
-    expect(await asUser.user.apiKeys.list()).toHaveLength(1)
+    expect(await asUser.user.apiKeys.list()).toEqual({
+      data: [expect.objectContaining({ id: key.id, name: 'ci' })],
+      meta: { limit: 10, offset: 0, total: 1, next: null },
+    })
+    expect((await asUser.user.apiKeys.list({ limit: 1, offset: 1 })).data).toEqual([])
     expect(await asUser.user.apiKeys.get(key.id)).toMatchObject({ id: key.id, name: 'ci' })
     expect(await api.with({ apiKey: key.key }).user.me()).toEqual(user)
     expect(await asUser.user.apiKeys.revoke(key.id)).toBeUndefined()

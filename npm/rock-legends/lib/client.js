@@ -72,7 +72,7 @@ export function createClient(url, options = {}) {
       logout: () => call('POST', '/api/v1/user/logout'),
       apiKeys: {
         create: (key) => call('POST', '/api/v1/user/api-keys', key),
-        list: () => call('GET', '/api/v1/user/api-keys'),
+        list: (params) => call('GET', `/api/v1/user/api-keys${query(params)}`),
         get: (keyId) => call('GET', `/api/v1/user/api-keys/${id(keyId)}`),
         revoke: (keyId) => call('DELETE', `/api/v1/user/api-keys/${id(keyId)}`),
       },

@@ -8,7 +8,7 @@ export interface ServerOptions {
   host?: string
   /** A JSON data file, or `':memory:'` (the default). A relative path is taken from the current directory. */
   data?: string
-  /** `true` for the built-in catalogue (29 artists, 260 albums), or a catalogue file; only an empty store is seeded. */
+  /** `true` for the built-in catalogue (32 artists, 281 albums), or a catalogue file; only an empty store is seeded. */
   seed?: boolean | string
   /**
    * Service keys that may write (`X-API-Key`). Without any, one random key is made for this server:
@@ -238,8 +238,8 @@ export interface Client {
     apiKeys: {
       /** `POST /api/v1/user/api-keys`. */
       create(key: { name: string }): Promise<NewApiKey>
-      /** `GET /api/v1/user/api-keys`. */
-      list(): Promise<ApiKey[]>
+      /** `GET /api/v1/user/api-keys`: a page of your keys that are not revoked, oldest first. */
+      list(query?: Pick<ListQuery, 'limit' | 'offset'>): Promise<Page<ApiKey>>
       /** `GET /api/v1/user/api-keys/{id}`. */
       get(keyId: number): Promise<ApiKey>
       /** `DELETE /api/v1/user/api-keys/{id}`. */
