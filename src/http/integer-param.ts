@@ -28,6 +28,8 @@ interface IntegerParamOptions {
   /** The largest value accepted; int64's maximum unless said otherwise. */
   maximum?: bigint
   description: string
+  /** What a refusal says the value must be, when the bounds alone would mislead (a limit that is capped). */
+  error?: string
 }
 
 /**
@@ -35,10 +37,10 @@ interface IntegerParamOptions {
  * expression (a decoding transform would cost more than the rest of a read). Handlers convert it with `Number()`;
  * ids above 2^53 lose precision there, which is harmless: no such id is ever assigned.
  */
-export const IntegerParam = ({ minimum, maximum = INT64_MAX, description }: IntegerParamOptions) =>
+export const IntegerParam = ({ minimum, maximum = INT64_MAX, description, error }: IntegerParamOptions) =>
   t.String({
     pattern: integerRangePattern(minimum, maximum),
     description,
     examples: ['1'],
-    error: `an integer from ${minimum} to ${maximum}, written in digits only`,
+    error: error ?? `an integer from ${minimum} to ${maximum}, written in digits only`,
   })

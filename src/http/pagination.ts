@@ -15,6 +15,8 @@ export const PageQuery = t.Object({
     IntegerParam({
       minimum: 1,
       description: `How many items to return: at least 1, default ${DEFAULT_LIMIT}; values above ${MAX_LIMIT} are lowered to ${MAX_LIMIT}.`,
+      // int64's maximum is the pattern's bound, but no page holds more than MAX_LIMIT: say what a client can use.
+      error: `a whole number of at least 1, written in digits only (above ${MAX_LIMIT} counts as ${MAX_LIMIT})`,
     }),
   ),
   // Bounded by what a JSON number holds exactly, so that meta.offset always echoes the request.

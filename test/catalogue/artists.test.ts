@@ -55,6 +55,19 @@ describe('GET /api/v1/artists', () => {
   })
 })
 
+describe('the bounds a refused limit or offset names', () => {
+  test.each([
+    ['limit=0', 'limit: must be a whole number of at least 1, written in digits only (above 100 counts as 100)'],
+    ['limit=abc', 'limit: must be a whole number of at least 1, written in digits only (above 100 counts as 100)'],
+    ['offset=-1', 'offset: must be an integer from 0 to 9007199254740991, written in digits only'],
+  ])('?%s: %s', async (query, detail) => {
+    const { call } = testApp()
+    const { json } = await call(`/api/v1/artists?${query}`)
+    expect(json.detail).toBe(detail)
+    expect(json.detail).not.toContain('9223372036854775807')
+  })
+})
+
 describe('GET /api/v1/artists/{artistId}', () => {
   test('returns the artist with every field', async () => {
     const { call } = testApp()
