@@ -47,6 +47,8 @@ export interface AppOptions {
   limits?: AccountLimits
   /** Serve the web pages at `/` (true by default); false (`--no-ui`) makes `/` a JSON index of the API. */
   ui?: boolean
+  /** Whether anyone may create an account (true by default); false (`--no-signup`) answers sign-up with 403. */
+  signup?: boolean
 }
 
 const defaultReport: ErrorReporter = (message, error) => console.error(message, error)
@@ -69,9 +71,10 @@ export function createApp({
   reset,
   limits,
   ui = true,
+  signup = true,
 }: AppOptions) {
   const catalogue = new Catalogue(store)
-  const accounts = new Accounts(store, { now, tokenTtlMs, limits })
+  const accounts = new Accounts(store, { now, tokenTtlMs, limits, signup })
   const guard = authGuard([serviceKeys(apiKeys), userCredentials(store, now)])
   const latestYear = now().getUTCFullYear() + 1
   const app = new Elysia({ normalize: false })
@@ -96,7 +99,7 @@ export function createApp({
         detail: { hide: true },
       })
       // The pages (`/`, `/artists/:artistId`, `/login`, `/signup`, their assets), `/problems/:kind` and the favicon.
-      .use(webRoutes({ catalogue, ui, latestYear }))
+      .use(webRoutes({ catalogue, ui, signup, latestYear }))
       .use(artistRoutes(catalogue, guard))
       .use(albumRoutes(catalogue, guard, latestYear))
       .use(accountRoutes(accounts, guard))

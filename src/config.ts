@@ -27,6 +27,8 @@ export interface Config {
   compactAfterBytes?: number
   /** Serve the web pages; `false` (`--no-ui`) makes `/` answer a JSON index of the API. */
   ui: boolean
+  /** Whether anyone may create an account; `false` with `--no-signup`. */
+  signup: boolean
 }
 
 /** What `rock-legends healthcheck` asks. */
@@ -61,6 +63,8 @@ Options (each can also be set by the environment variable shown):
                         (ROCK_LEGENDS_ALLOW_RESET)
   --no-ui               serve only the API: no web pages, and / answers a JSON index of the API
                         (ROCK_LEGENDS_NO_UI)
+  --no-signup           close sign-up: POST /api/v1/user/signup answers 403; existing accounts keep working
+                        (ROCK_LEGENDS_NO_SIGNUP)
   -h, --help            show this help
   -v, --version         show the version
 
@@ -168,7 +172,7 @@ export function parseArgs(argv: readonly string[], env: Record<string, string | 
   if (argv[0] === 'healthcheck') return parseHealthcheck(argv.slice(1), env)
   const flags = new Map<string, string[]>()
   const valued = new Set(['port', 'host', 'data', 'api-key', 'token-ttl', 'log', 'cors', 'delay'])
-  const bare = new Set(['seed', 'help', 'version', 'read-only', 'allow-reset', 'no-ui'])
+  const bare = new Set(['seed', 'help', 'version', 'read-only', 'allow-reset', 'no-ui', 'no-signup'])
   for (let i = 0; i < argv.length; i++) {
     const arg = SHORT_FORMS[argv[i] as string] ?? (argv[i] as string)
     const match = /^--([a-z-]+)(?:=(.*))?$/s.exec(arg)
@@ -211,6 +215,7 @@ export function parseArgs(argv: readonly string[], env: Record<string, string | 
       allowReset: on('allow-reset', 'ROCK_LEGENDS_ALLOW_RESET'),
       compactAfterBytes: parseBytes(env.ROCK_LEGENDS_COMPACT_AFTER),
       ui: !on('no-ui', 'ROCK_LEGENDS_NO_UI'),
+      signup: !on('no-signup', 'ROCK_LEGENDS_NO_SIGNUP'),
     },
   }
 }

@@ -39,8 +39,8 @@ async function main(argv: string[]): Promise<void> {
   process.once('SIGTERM', shutdown)
   const server = await starting
   // The first line, `rock-legends listening on URL`, is what scripts wait for; what a person needs follows it.
-  const { ui, data } = invocation.config
-  printLine(banner({ url: server.url, ui, data, signup: true }))
+  const { ui, data, signup } = invocation.config
+  printLine(banner({ url: server.url, ui, data, signup }))
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {

@@ -31,6 +31,8 @@ export interface ServerOptions {
   compactAfterBytes?: number
   /** Serve the web pages at `/` (the default); `false` (`--no-ui`) makes `/` a JSON index of the API. */
   ui?: boolean
+  /** Whether anyone may create an account (the default); `false` (`--no-signup`) answers sign-up with 403. */
+  signup?: boolean
 }
 
 /** A running server. */
@@ -73,6 +75,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     allowReset = false,
     compactAfterBytes,
     ui = true,
+    signup = true,
   } = options
   const log = createLogger(mode)
   const store = await openStore(data, { compactAfterBytes })
@@ -101,6 +104,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     report: log.error,
     accessLog: log.access,
     ui,
+    signup,
   })
   try {
     app.listen({

@@ -14,6 +14,7 @@ const defaults: Config = {
   readOnly: false,
   allowReset: false,
   ui: true,
+  signup: true,
 }
 
 const run = (argv: string[], env: Record<string, string> = {}) => {
@@ -118,6 +119,15 @@ describe('parseArgs', () => {
   test('--help and --version win over everything else', () => {
     expect(parseArgs(['--port', '1', '--help'], {})).toEqual({ action: 'help' })
     expect(parseArgs(['--version'], {})).toEqual({ action: 'version' })
+  })
+
+  test.each([
+    [['--no-signup'], {}, false],
+    [[], { ROCK_LEGENDS_NO_SIGNUP: 'true' }, false],
+    [[], { ROCK_LEGENDS_NO_SIGNUP: '0' }, true],
+    [[], {}, true],
+  ] as [string[], Record<string, string>, boolean][])('%p with %p: sign-up open is %p', (argv, env, open) => {
+    expect(run(argv, env).signup).toBe(open)
   })
 
   test('-h and -v are the short forms of --help and --version', () => {

@@ -65,10 +65,12 @@ export const accountRoutes = (accounts: Accounts, guard: ReturnType<typeof authG
         return user
       },
       {
+        // Before the body is validated: a closed sign-up says so whatever was sent.
+        transform: () => accounts.requireSignupOpen(),
         body: SignupInput,
         response: {
           201: described(User, 'The new user; `Location` is where they can read their profile once logged in.'),
-          ...problemResponses(400, 409, 413, 415, 429, 503),
+          ...problemResponses(400, 403, 409, 413, 415, 429, 503),
         },
         detail: {
           operationId: 'createUser',

@@ -8,6 +8,7 @@ import {
   CredentialNotAllowedError,
   InvalidFieldError,
   NotFoundError,
+  NotPermittedError,
   TooManyAttemptsError,
   UnauthenticatedError,
 } from '../model/errors.ts'
@@ -74,6 +75,8 @@ export interface AccountsOptions {
   tokenTtlMs: number
   passwords?: PasswordHasher
   limits?: AccountLimits
+  /** Whether anyone may create an account; `false` with `--no-signup`. */
+  signup?: boolean
 }
 
 /** A user as the API shows it. */
@@ -144,14 +147,16 @@ export class Accounts {
   private readonly failuresByEmailCeiling: RateLimiter
   private readonly knownAddresses: RateLimiter
   private readonly signupsByClient: RateLimiter
+  private readonly signupOpen: boolean
   /** When (ms since the epoch, by `now`) the next purge of dead credentials is due; the first write does one. */
   private nextPurge = Number.NEGATIVE_INFINITY
 
   /** The accounts of `store`. */
   constructor(
     private readonly store: Store,
-    { now, tokenTtlMs, passwords = argon2id, limits = ACCOUNT_LIMITS }: AccountsOptions,
+    { now, tokenTtlMs, passwords = argon2id, limits = ACCOUNT_LIMITS, signup = true }: AccountsOptions,
   ) {
+    this.signupOpen = signup
     this.now = now
     this.tokenTtlMs = tokenTtlMs
     this.passwords = passwords
@@ -163,11 +168,20 @@ export class Accounts {
     this.signupsByClient = new RateLimiter(limits.signupsPerClient, clock)
   }
 
+  /** Refuses with {@link NotPermittedError} when sign-up is closed (`--no-signup`); the routes ask before the body. */
+  requireSignupOpen(): void {
+    if (!this.signupOpen)
+      throw new NotPermittedError(
+        'Sign-up is closed on this server (--no-signup): accounts are created by its operator. Log in with an account you have.',
+      )
+  }
+
   /**
    * Registers a user; refused when the email or a look-alike form of it is taken (compared folded, see
    * {@link normalizeEmail}), or after too many from `client`. The email is kept as typed, trimmed and lower-cased.
    */
   async signUp(fields: { name: string; email: string; password: string }, client: string): Promise<PublicUser> {
+    this.requireSignupOpen()
     throttle(this.signupsByClient, client, 'Too many sign-ups from this address.')
     this.signupsByClient.hit(client)
     const email = displayEmail(fields.email)

@@ -4,6 +4,7 @@ import {
   type DomainError,
   InvalidFieldError,
   NotFoundError,
+  NotPermittedError,
   TooManyAttemptsError,
   UnauthenticatedError,
 } from '../model/errors.ts'
@@ -22,6 +23,7 @@ export function domainProblem(error: DomainError): Problem | undefined {
   if (error instanceof UnauthenticatedError)
     return new Problem('unauthorized', error.message, {}, { 'www-authenticate': CHALLENGE })
   if (error instanceof CredentialNotAllowedError) return new Problem('credential-not-allowed', error.message)
+  if (error instanceof NotPermittedError) return new Problem('forbidden', error.message)
   if (error instanceof TooManyAttemptsError)
     return new Problem('too-many-requests', error.message, {}, { 'retry-after': String(error.retryAfterSeconds) })
   if (error instanceof InvalidFieldError) return invalid([{ pointer: error.pointer, detail: error.message }])

@@ -27,6 +27,11 @@ export class CredentialNotAllowedError extends DomainError {
   override name = 'CredentialNotAllowedError'
 }
 
+/** An operation this server has been set up to refuse, whoever asks (sign-up closed by `--no-signup`). */
+export class NotPermittedError extends DomainError {
+  override name = 'NotPermittedError'
+}
+
 /** Too many attempts in a short time; `retryAfterSeconds` says when the next one may be made. */
 export class TooManyAttemptsError extends DomainError {
   override name = 'TooManyAttemptsError'

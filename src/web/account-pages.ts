@@ -28,9 +28,17 @@ ${apiForm({
   return pageResponse({ title: 'Log in', main, here })
 }
 
-/** `/signup`: creates an account through the API, then logs in with it. */
-export function signupPage(query: Record<string, unknown>, here: string): Response {
+/** `/signup`: creates an account through the API, then logs in with it; or says that sign-up is closed. */
+export function signupPage(query: Record<string, unknown>, here: string, open = true): Response {
   const next = localPath(query.next)
+  if (!open)
+    return pageResponse({
+      title: 'Sign up',
+      main: html`<h1>Sign up</h1>
+<p>Sign-up is closed on this server: accounts are created by its operator. Anyone may browse without one.</p>
+<p>Already have an account? <a href="/login?next=${encodeURIComponent(next)}">Log in</a></p>`,
+      here,
+    })
   const main = html`<h1>Sign up</h1>
 <p>An account lets you add artists and albums and edit artists. Anyone may browse without one.</p>
 ${SIGNED_IN}

@@ -22,6 +22,8 @@ export interface WebOptions {
   catalogue: Catalogue
   /** False for `--no-ui`: `/` answers the API's entry points as JSON, and the pages are not served. */
   ui: boolean
+  /** False for `--no-signup`: `/signup` says that sign-up is closed instead of offering the form. */
+  signup: boolean
   /** The latest album year the API accepts, for the album form's hint. */
   latestYear: number
 }
@@ -34,7 +36,7 @@ const indexJson = JSON.stringify(API_INDEX)
  * the pages' script only enhances them, sending writes to the API with the user's bearer token. With `ui` off, `/`
  * is a JSON index of the API instead, and only the favicon, assets and problem explanations remain.
  */
-export function webRoutes({ catalogue, ui, latestYear }: WebOptions) {
+export function webRoutes({ catalogue, ui, signup, latestYear }: WebOptions) {
   const common = new Elysia()
     .use(problemRoutes(ui))
     .get(FAVICON, faviconResponse, hidden)
@@ -62,5 +64,5 @@ export function webRoutes({ catalogue, ui, latestYear }: WebOptions) {
       { params: t.Object({ artistId: t.String() }), ...hidden },
     )
     .get('/login', ({ query, request }) => loginPage(query, hereOf(request)), hidden)
-    .get('/signup', ({ query, request }) => signupPage(query, hereOf(request)), hidden)
+    .get('/signup', ({ query, request }) => signupPage(query, hereOf(request), signup), hidden)
 }

@@ -9,6 +9,7 @@ test.each([
   [{ readOnly: true, allowReset: true }, ['--read-only', '--allow-reset']],
   [{ ui: false }, ['--no-ui']],
   [{ ui: true }, []],
+  [{ signup: false }, ['--no-signup']],
 ])('the options %o add %p to the command line', (options, flags) => {
   const base = ['--port', '0', '--host', '127.0.0.1', '--data', ':memory:', '--log', 'off']
   expect(argumentsFor(options, [])).toEqual([...base, ...flags])

@@ -29,6 +29,8 @@ export interface ServerOptions {
   allowReset?: boolean
   /** Serve the web pages at `/` (the default); `false` serves the API alone (`--no-ui`). */
   ui?: boolean
+  /** Let anyone create an account (the default); `false` answers sign-up with 403 (`--no-signup`). */
+  signup?: boolean
   /** Journal size that triggers a compaction of the data file; a tuning knob. */
   compactAfterBytes?: number
   /** Another executable to run instead of this platform's (also `ROCK_LEGENDS_BINARY`). */

@@ -56,6 +56,7 @@ export function argumentsFor(options, apiKeys) {
   if (options.readOnly) args.push('--read-only')
   if (options.allowReset) args.push('--allow-reset')
   if (options.ui === false) args.push('--no-ui')
+  if (options.signup === false) args.push('--no-signup')
   return args
 }
 
