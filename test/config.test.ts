@@ -76,6 +76,8 @@ describe('parseArgs', () => {
     [['--token-ttl', 'soon']],
     [['--api-key', '']],
     [['--data', '']],
+    [['--data', 'postgres://rl@db.example/catalogue']],
+    [['--data', 'postgresql://rl@/catalogue?host=/run/postgresql']],
     [['--verbose']],
     [['serve']],
     [['--help=yes']],

@@ -1,7 +1,7 @@
 import type { Server } from 'bun'
 import { Elysia } from 'elysia'
 import { clientKey } from '../auth/client-key.ts'
-import type { authGuard } from '../auth/guard.ts'
+import { type authGuard, beforeBody } from '../auth/guard.ts'
 import { anyCredential, bearerToken, publicAccess } from '../docs/security.ts'
 import { PageQuery, Paginated, pageOf } from '../http/pagination.ts'
 import { described, problemResponses } from '../http/responses.ts'
@@ -65,8 +65,8 @@ export const accountRoutes = (accounts: Accounts, guard: ReturnType<typeof authG
         return user
       },
       {
-        // Before the body is validated: a closed sign-up says so whatever was sent.
-        transform: () => accounts.requireSignupOpen(),
+        // Before the body is read: a closed sign-up says so whatever was sent, and costs no parsing.
+        transform: beforeBody(() => accounts.requireSignupOpen()),
         body: SignupInput,
         response: {
           201: described(User, 'The new user; `Location` is where they can read their profile once logged in.'),

@@ -168,7 +168,7 @@ export class Accounts {
     this.signupsByClient = new RateLimiter(limits.signupsPerClient, clock)
   }
 
-  /** Refuses with {@link NotPermittedError} when sign-up is closed (`--no-signup`); the routes ask before the body. */
+  /** Refuses with {@link NotPermittedError} when sign-up is closed (`--no-signup`); the route asks before the body. */
   requireSignupOpen(): void {
     if (!this.signupOpen)
       throw new NotPermittedError(

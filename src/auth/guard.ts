@@ -65,9 +65,25 @@ export function authenticate(headers: Headers, checks: readonly CredentialCheck[
 /** What a route's `auth`, `user` or `service` option asks of a request: its caller, or a 401/403 refusal. */
 export type Requirement = (request: Request) => Caller
 
-// The transform hook each option gives its routes, with the requirement it checks: the app's body parser finds a
-// route's requirement among its hooks (`requirementOf`) and checks it before it reads a byte of the body.
+/** Anything a route checks before its body is read: a {@link Requirement}, or a precondition of `beforeBody`. */
+export type Precondition = (request: Request) => unknown
+
+// The transform hook each option gives its routes, with the requirement it checks, and the hooks of `beforeBody`
+// with theirs: the app's body parser finds them among a route's hooks (`preconditionOf`) and checks them before it
+// reads a byte of the body.
 const requirements = new WeakMap<object, Requirement>()
+const preconditions = new WeakMap<object, Precondition>()
+
+/** The first of a route's transform hooks (Elysia's `route.hooks.transform`) that `registry` knows. */
+function registered<T>(transforms: unknown, registry: WeakMap<object, T>): T | undefined {
+  if (!Array.isArray(transforms)) return undefined
+  for (const hook of transforms) {
+    const fn: unknown = typeof hook === 'function' ? hook : (hook as { fn?: unknown } | null)?.fn
+    const found = typeof fn === 'function' ? registry.get(fn) : undefined
+    if (found) return found
+  }
+  return undefined
+}
 
 /**
  * The requirement that a route's `auth`, `user` or `service` option gave it, found among the route's transform hooks
@@ -77,13 +93,25 @@ const requirements = new WeakMap<object, Requirement>()
  * const requirement = requirementOf(app.routes[0]?.hooks.transform)
  */
 export function requirementOf(transforms: unknown): Requirement | undefined {
-  if (!Array.isArray(transforms)) return undefined
-  for (const hook of transforms) {
-    const fn: unknown = typeof hook === 'function' ? hook : (hook as { fn?: unknown } | null)?.fn
-    const requirement = typeof fn === 'function' ? requirements.get(fn) : undefined
-    if (requirement) return requirement
-  }
-  return undefined
+  return registered(transforms, requirements)
+}
+
+/** What a route checks before its body is read: its credential requirement, else a `beforeBody` precondition. */
+export function preconditionOf(transforms: unknown): Precondition | undefined {
+  return requirementOf(transforms) ?? registered(transforms, preconditions)
+}
+
+/**
+ * A route's own transform hook for a refusal that does not depend on the body (sign-up closed by `--no-signup`),
+ * checked by the app's body parser before it reads a byte of the body, as credentials are.
+ *
+ * @example
+ * .post('/signup', handler, { transform: beforeBody(() => accounts.requireSignupOpen()), body: SignupInput })
+ */
+export function beforeBody(check: () => void) {
+  const transform = () => check()
+  preconditions.set(transform, check)
+  return transform
 }
 
 /**

@@ -39,7 +39,7 @@ export class Catalogue {
    * to `id`. No upsert: an unknown artist is not found.
    */
   async replaceArtist(id: number, input: ArtistInput): Promise<Artist> {
-    if (input.id !== undefined && input.id !== id)
+    if (input.id !== undefined && input.id !== null && input.id !== id)
       throw new InvalidFieldError('/id', `must be absent or equal to the artist id in the path (${id})`)
     const artist = await this.store.artists.replace({ id, ...artistFields(input) })
     if (!artist) throw unknownArtist(id)

@@ -1,4 +1,4 @@
-import { type Requirement, requirementOf } from '../auth/guard.ts'
+import { type Precondition, preconditionOf } from '../auth/guard.ts'
 import { parseJsonBody } from './body.ts'
 
 /** A registered route as Elysia lists it in `app.routes`. */
@@ -9,10 +9,10 @@ interface RouteLike {
 }
 
 /** The requirement of every route that has one, by `METHOD path` as Elysia reports the matched route. */
-function requirementsByRoute(routes: readonly RouteLike[]): Map<string, Requirement> {
-  const table = new Map<string, Requirement>()
+function requirementsByRoute(routes: readonly RouteLike[]): Map<string, Precondition> {
+  const table = new Map<string, Precondition>()
   for (const { method, path, hooks } of routes) {
-    const requirement = requirementOf(hooks.transform)
+    const requirement = preconditionOf(hooks.transform)
     if (requirement) table.set(`${method} ${path}`, requirement)
   }
   return table
@@ -27,7 +27,7 @@ function requirementsByRoute(routes: readonly RouteLike[]): Map<string, Requirem
  * app.onParse({ as: 'global' }, credentialsFirst(() => app.routes))
  */
 export function credentialsFirst(routes: () => readonly RouteLike[]) {
-  let table: Map<string, Requirement> | undefined
+  let table: Map<string, Precondition> | undefined
   // Destructured on purpose: Elysia reads a hook's parameters, and `route` makes it record the matched route.
   return ({ request, route }: { request: Request; route: string }) => {
     table ??= requirementsByRoute(routes())

@@ -44,7 +44,9 @@ export type Album = Static<typeof Album>
 export const AlbumInput = (latestYear: number) =>
   Type.Object(
     {
-      id: Type.Optional(Type.Integer({ description: 'Ignored: ids are assigned by the service.' })),
+      id: Type.Optional(
+        Type.Union([Type.Integer(), Type.Null()], { description: 'Ignored: ids are assigned by the service.' }),
+      ),
       ...acceptedProperties(fields, rules(latestYear), required),
     },
     {

@@ -37,7 +37,9 @@ export type Artist = Static<typeof Artist>
 export const ArtistInput = Type.Object(
   {
     id: Type.Optional(
-      Type.Integer({ description: 'Ignored on create; on update it must be absent or equal to the path id.' }),
+      Type.Union([Type.Integer(), Type.Null()], {
+        description: 'Ignored on create; on update it must be absent (or null) or equal to the path id.',
+      }),
     ),
     ...acceptedProperties(fields, rules, required),
   },

@@ -67,11 +67,17 @@ export class ArtistLists {
       if (sort === 'id') ordered = found
       else if (found.length <= SORT_MATCHES_UP_TO) ordered = found.sort(byNameThenId)
       else {
-        // Flags by id (ids are small integers): a walk of the name order with one array read per artist.
-        const records = this.records()
-        const matching = new Uint8Array(((records.at(-1)?.id ?? 0) as number) + 1)
-        for (const artist of found) matching[artist.id] = 1
-        ordered = this.nameOrder().filter((artist) => matching[artist.id] === 1)
+        // Flags by id: a walk of the name order with one array read per artist. Ids are counters, so the array is
+        // about as long as the list; a data file whose ids jump far ahead gets a set instead.
+        const lastId = this.records().at(-1)?.id ?? 0
+        if (lastId <= 4 * found.length + 65_536) {
+          const matching = new Uint8Array(lastId + 1)
+          for (const artist of found) matching[artist.id] = 1
+          ordered = this.nameOrder().filter((artist) => matching[artist.id] === 1)
+        } else {
+          const matching = new Set(found)
+          ordered = this.nameOrder().filter((artist) => matching.has(artist))
+        }
       }
     }
     const total = ordered.length

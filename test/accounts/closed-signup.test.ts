@@ -23,11 +23,14 @@ const post = (path: string, body: unknown, contentType = 'application/json') =>
 
 describe('--no-signup', () => {
   test.each([
-    ['a valid sign-up', JSON.stringify({ ...CARLOS, email: 'maria@rock-legends.com' })],
-    ['an invalid body', JSON.stringify({ name: '' })],
-  ])('%s is refused with 403, saying sign-up is closed', async (_, body) => {
+    ['a valid sign-up', JSON.stringify({ ...CARLOS, email: 'maria@rock-legends.com' }), 'application/json'],
+    ['an invalid body', JSON.stringify({ name: '' }), 'application/json'],
+    ['malformed JSON', '{"name":', 'application/json'],
+    ['a body that is not JSON', 'name=Maria', 'text/plain'],
+    ['a body over 1 MiB', JSON.stringify({ name: 'x'.repeat(2 ** 21) }), 'application/json'],
+  ])('%s is refused with 403 before the body is read, saying sign-up is closed', async (_, body, type) => {
     const app = await closedApp()
-    const response = await app.handle(post('/api/v1/user/signup', body))
+    const response = await app.handle(post('/api/v1/user/signup', body, type))
     const text = await response.text()
     expect(response.status).toBe(403)
     expect(JSON.parse(text)).toMatchObject({ type: '/problems/forbidden', status: 403 })

@@ -190,6 +190,20 @@ describe('POST /api/v1/artists', () => {
   })
 })
 
+describe('an id of null in a body', () => {
+  test('is accepted as no id, on create and on replace, like any optional field', async () => {
+    const { call } = testApp()
+    const created = await call('/api/v1/artists', { method: 'POST', body: { id: null, name: 'A' }, headers: asService })
+    expect(created.status).toBe(201)
+    const replaced = await call('/api/v1/artists/1', {
+      method: 'PUT',
+      body: { id: null, name: 'B' },
+      headers: asService,
+    })
+    expect(replaced.json).toStrictEqual({ id: 1, name: 'B' })
+  })
+})
+
 describe('PUT /api/v1/artists/{artistId}', () => {
   test('replaces the whole artist; left-out fields become unset and leave the answer', async () => {
     const { call } = testApp()

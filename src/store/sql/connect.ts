@@ -5,25 +5,47 @@ import { sqlState } from './retry.ts'
 export const isSqlUrl = (data: string) => /^postgres(?:ql)?:\/\//i.test(data)
 
 // scheme://[user[:password]@][host][:port][/database][?params]. Not the WHATWG parser: it refuses the unix-socket
-// form `postgres://user@/db?host=/run/postgresql`, whose host is empty.
-const URL_PARTS =
-  /^([a-z][a-z0-9+.-]*):\/\/(?:([^:@/?]*)(?::([^@/?]*))?@)?(\[[^\]/?]*\]|[^:/?]*)(?::(\d*))?(\/[^?]*)?(\?.*)?$/i
+// form `postgres://user@/db?host=/run/postgresql`, whose host is empty. The credentials end at the LAST `@` before
+// the query: a password may itself hold `@`, `/` or `:`.
+const decodedOr = (text: string) => {
+  try {
+    return decodeURIComponent(text)
+  } catch {
+    return text
+  }
+}
 
-/** The parts of a database URL, or undefined when it does not read as one. */
 function partsOf(url: string) {
-  const match = URL_PARTS.exec(url)
-  if (!match) return undefined
-  const [, scheme, user, password, host, port, path, query] = match
-  return { scheme, user, password, host, port, database: decodeURIComponent((path ?? '').slice(1)), query }
+  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(url)
+  if (!scheme) return undefined
+  const rest = url.slice(scheme[0].length)
+  const queryAt = rest.indexOf('?')
+  const beforeQuery = queryAt < 0 ? rest : rest.slice(0, queryAt)
+  const at = beforeQuery.lastIndexOf('@')
+  const userinfo = at < 0 ? undefined : beforeQuery.slice(0, at)
+  const colon = userinfo?.indexOf(':') ?? -1
+  const address = /^(\[[^\]/?]*\]|[^:/?]*)(?::(\d*))?(\/[^?]*)?$/.exec(beforeQuery.slice(at + 1))
+  if (!address) return undefined
+  const [, host, port, path] = address
+  return {
+    userinfo,
+    password: userinfo !== undefined && colon >= 0 ? userinfo.slice(colon + 1) : undefined,
+    host,
+    port,
+    database: decodedOr((path ?? '').slice(1)),
+    query: queryAt < 0 ? undefined : rest.slice(queryAt),
+  }
 }
 
 /** `url` with its password replaced by `***`: the only form of a database URL that logs, errors and health show. */
 export function redactUrl(url: string): string {
+  const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(url)?.[0]
   const parts = partsOf(url)
-  // Not a URL we can read: show nothing of what could be a password (`user:secret@`).
-  if (!parts) return url.replace(/\/\/[^@/]*@/, '//***@')
-  if (parts.password === undefined) return url
-  return url.replace(`:${parts.password}@`, ':***@')
+  // Not a URL we can read: show nothing between `//` and the last `@`, where a password would be.
+  if (!scheme || !parts) return url.replace(/\/\/.*@/, '//***@')
+  if (parts.userinfo === undefined || parts.password === undefined) return url
+  const user = (parts.userinfo as string).slice(0, (parts.userinfo as string).indexOf(':'))
+  return `${scheme}${user}:***@${url.slice(scheme.length + (parts.userinfo as string).length + 1)}`
 }
 
 /** Where a database URL points, for messages: `host:port, database db` or the unix socket; no credentials. */
@@ -78,12 +100,15 @@ export async function connectSql(url: string, { pool = 10, waitMs = 10_000, retr
   const started = Date.now()
   const deadline = started + waitMs
   for (let attempt = 1; ; attempt++) {
-    const sql = new SQL({ url, max: pool, connectionTimeout: Math.max(1, Math.ceil(waitMs / 1000)) })
+    let sql: SQL | undefined
     try {
+      // Inside the try: Bun.SQL throws at once on a URL it cannot read, which must end in the same one line.
+      sql = new SQL({ url, max: pool, connectionTimeout: Math.max(1, Math.ceil(waitMs / 1000)) })
       await sql`SELECT 1`
       return sql
     } catch (error) {
-      await sql.close().catch(() => {})
+      await sql?.close().catch(() => {})
+      if (!sql) throw new DatabaseUnavailableError(`cannot use the database at ${redactUrl(url)}: ${causeOf(error)}`)
       // A database that answers with an error (no such database, wrong password) will not change its mind.
       if (sqlState(error) || Date.now() + retryMs > deadline)
         throw new DatabaseUnavailableError(

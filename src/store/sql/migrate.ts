@@ -104,7 +104,10 @@ export async function migrate(sql: SQL, options: MigrateOptions): Promise<Migrat
           applied.push(migration.version)
         }
       } finally {
-        await sql`UPDATE rl_schema SET lease_owner = NULL, lease_until = NULL WHERE id = 1 AND lease_owner = ${owner}`
+        // A release that fails (the connection is gone) must not hide why the migration stopped; the lease expires.
+        await sql`UPDATE rl_schema SET lease_owner = NULL, lease_until = NULL WHERE id = 1 AND lease_owner = ${owner}`.catch(
+          () => {},
+        )
       }
       return { applied, version: Math.max(version, latest) }
     }

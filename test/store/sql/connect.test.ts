@@ -18,6 +18,9 @@ describe('database URLs in messages', () => {
     ],
     ['postgres://rl@/catalogue?host=/run/postgresql', 'postgres://rl@/catalogue?host=/run/postgresql'],
     ['postgres://rl:s3cret@[::1', 'postgres://***@[::1'],
+    ['postgres://rl:s3cret@with@at@db.example/catalogue', 'postgres://rl:***@db.example/catalogue'],
+    ['postgres://rl:s3cret/with/slash@db.example/catalogue', 'postgres://rl:***@db.example/catalogue'],
+    ['postgres://rl:s3cret:colon@/catalogue?host=/run/postgresql', 'postgres://rl:***@/catalogue?host=/run/postgresql'],
   ])('%s shows as %s', (url, shown) => {
     expect(redactUrl(url)).toBe(shown)
     expect(redactUrl(url)).not.toContain('s3cret')
@@ -27,6 +30,7 @@ describe('database URLs in messages', () => {
     ['postgres://rl:s3cret@db.example:5433/catalogue', 'db.example:5433, database catalogue'],
     ['postgres://rl@db.example/catalogue', 'db.example:5432, database catalogue'],
     ['postgres://rl@/catalogue?host=/run/postgresql', 'unix socket /run/postgresql (port 5432), database catalogue'],
+    ['postgres://rl:s3cret@with@at@db.example:6000/catalogue', 'db.example:6000, database catalogue'],
   ])('%s points at %s', (url, target) => {
     expect(describeTarget(url)).toBe(target)
   })
