@@ -3,8 +3,9 @@ import { Elysia } from 'elysia'
 import { clientKey } from '../auth/client-key.ts'
 import { type authGuard, beforeBody } from '../auth/guard.ts'
 import { anyCredential, bearerToken, publicAccess } from '../docs/security.ts'
-import { PageQuery, Paginated, pageOf } from '../http/pagination.ts'
+import { PageQuery, Paginated, pageMeta, pageOf } from '../http/pagination.ts'
 import { described, problemResponses } from '../http/responses.ts'
+import type { Slice } from '../store/store.ts'
 import {
   ApiKey,
   ApiKeyIdParams,
@@ -34,23 +35,11 @@ const clientOf = (server: Server<unknown> | null, request: Request) =>
 
 const noContent = () => new Response(null, { status: 204 })
 
-/** `{ data, meta }` as every list answers, `meta.next` linking the next page while there is one. */
-function pageAnswer<T>(
-  path: string,
-  page: { limit: number; offset: number },
-  slice: { items: readonly T[]; total: number },
-) {
-  const next = page.offset + page.limit
-  return {
-    data: [...slice.items],
-    meta: {
-      limit: page.limit,
-      offset: page.offset,
-      total: slice.total,
-      next: next < slice.total ? `${path}?limit=${page.limit}&offset=${next}` : null,
-    },
-  }
-}
+/** `{ data, meta }` as every list answers (see `pageMeta`); a user's keys are few, and are not cached as pages. */
+const pageAnswer = <T>(path: string, page: { limit: number; offset: number }, slice: Slice<T>) => ({
+  data: [...slice.items],
+  meta: pageMeta(path, page, slice.total),
+})
 
 /** Account routes: sign-up, login, the caller's profile, logout, and personal API keys. */
 export const accountRoutes = (accounts: Accounts, guard: ReturnType<typeof authGuard>) =>

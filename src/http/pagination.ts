@@ -58,14 +58,19 @@ export function keptQuery({ q, sort }: { q?: string; sort?: string }): string {
   return `${q ? `&q=${encodeURIComponent(q)}` : ''}${sort && sort !== 'id' ? `&sort=${encodeURIComponent(sort)}` : ''}`
 }
 
-function pageText(path: string, page: { limit: number; offset: number }, slice: Slice<object>, kept: string): string {
+/** The `meta` of a page of a list at `path`: the limit and offset applied, the total, and the next page's link. */
+export function pageMeta(path: string, page: { limit: number; offset: number }, total: number, kept = '') {
   const nextOffset = page.offset + page.limit
-  const meta = {
+  return {
     limit: page.limit,
     offset: page.offset,
-    total: slice.total,
-    next: nextOffset < slice.total ? `${path}?limit=${page.limit}&offset=${nextOffset}${kept}` : null,
+    total,
+    next: nextOffset < total ? `${path}?limit=${page.limit}&offset=${nextOffset}${kept}` : null,
   }
+}
+
+function pageText(path: string, page: { limit: number; offset: number }, slice: Slice<object>, kept: string): string {
+  const meta = pageMeta(path, page, slice.total, kept)
   return `{"data":[${slice.items.map(recordJson).join(',')}],"meta":${JSON.stringify(meta)}}`
 }
 
