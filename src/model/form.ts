@@ -79,13 +79,3 @@ export function storedProperties<F extends TProperties, const R extends keyof F>
     (field) => Type.Union([field, Type.Null()]),
   ) as Stored<F, R>
 }
-
-/**
- * `record` without its null and undefined optional fields: how a request's or an old data file's "unset" is kept.
- * Returns a new object and leaves `record` alone.
- */
-export function withoutUnset<T extends object>(record: T): { [K in keyof T]: Exclude<T[K], null> } {
-  const kept: Record<string, unknown> = {}
-  for (const [key, value] of Object.entries(record)) if (value !== null && value !== undefined) kept[key] = value
-  return kept as { [K in keyof T]: Exclude<T[K], null> }
-}
