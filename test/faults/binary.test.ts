@@ -11,8 +11,18 @@ import {
   writeFileSync,
 } from 'node:fs'
 import { join } from 'node:path'
-import { spawnSync } from 'bun'
-import { ensureBinary, type RunningBinary, removeDir, runBinary, startBinary, tempDir } from '../support/binary.ts'
+import {
+  AS_NOBODY,
+  canDropPrivileges,
+  ensureBinary,
+  NOBODY,
+  commandSucceeds as ok,
+  type RunningBinary,
+  removeDir,
+  runBinary,
+  startBinary,
+  tempDir,
+} from '../support/binary.ts'
 
 // Real faults against the compiled executable: a disk that fills up (a tiny tmpfs), files made immutable
 // (`chattr +i`, which stops even root) and permissions (the server run as `nobody` with `setpriv`, since root
@@ -21,9 +31,6 @@ import { ensureBinary, type RunningBinary, removeDir, runBinary, startBinary, te
 // every machine, by test/faults/injected.test.ts.
 
 const KEY = 'fault-key'
-const NOBODY = 65534
-
-const ok = (command: string[]) => spawnSync(command, { stdout: 'ignore', stderr: 'ignore' }).exitCode === 0
 
 function probe(check: (dir: string) => boolean): boolean {
   const dir = tempDir('rock-legends-probe-')
@@ -46,10 +53,6 @@ const canChattr = probe((dir) => {
   writeFileSync(join(dir, 'file'), '')
   return ok(['chattr', '+i', join(dir, 'file')])
 })
-const AS_NOBODY = ['setpriv', `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups']
-// Root can drop to nobody, and nobody can reach the executable (a checkout readable by all).
-const canDropPrivileges =
-  process.getuid?.() === 0 && ok([...AS_NOBODY, 'test', '-r', join(import.meta.dir, '../../package.json')])
 
 let dir: string
 let running: RunningBinary[] = []

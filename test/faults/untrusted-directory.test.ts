@@ -1,19 +1,21 @@
 import { afterEach, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
 import { chmodSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { spawnSync } from 'bun'
-import { ensureBinary, type RunningBinary, removeDir, runBinary, startBinary, tempDir } from '../support/binary.ts'
+import {
+  AS_NOBODY,
+  canDropPrivileges,
+  ensureBinary,
+  NOBODY,
+  type RunningBinary,
+  removeDir,
+  runBinary,
+  startBinary,
+  tempDir,
+} from '../support/binary.ts'
 
 // Issue 18 through the compiled executable: a data directory other users may write in, and files planted there by
 // one of them, stop start-up with exit 2 and one line; a sticky shared directory (like /tmp) holding our own files
 // works. The same attacks are made in-process, one file at a time, in test/store/planted-files.test.ts.
-
-const NOBODY = 65534
-const AS_NOBODY = ['setpriv', `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups']
-const ok = (command: string[]) => spawnSync(command, { stdout: 'ignore', stderr: 'ignore' }).exitCode === 0
-// Root can drop to nobody, and nobody can reach the executable (a checkout readable by all).
-const canDropPrivileges =
-  process.getuid?.() === 0 && ok([...AS_NOBODY, 'test', '-r', join(import.meta.dir, '../../package.json')])
 
 let dir: string
 let running: RunningBinary[] = []

@@ -1,10 +1,21 @@
 import { mkdtempSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { type Subprocess, spawn } from 'bun'
+import { type Subprocess, spawn, spawnSync } from 'bun'
 import pkg from '../../package.json' with { type: 'json' }
 
 const ROOT = resolve(import.meta.dir, '../..')
+/** The uid and gid of `nobody`, which the tests that need another user run the executable as. */
+export const NOBODY = 65534
+/** A `wrapper` that runs the executable as `nobody` (see {@link StartOptions}). */
+export const AS_NOBODY = ['setpriv', `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups']
+/** Whether `command` runs and exits 0. */
+export const commandSucceeds = (command: string[]) =>
+  spawnSync(command, { stdout: 'ignore', stderr: 'ignore' }).exitCode === 0
+/** Root can drop to nobody, and nobody can reach the executable (a checkout readable by all). */
+export const canDropPrivileges =
+  process.getuid?.() === 0 && commandSucceeds([...AS_NOBODY, 'test', '-r', join(ROOT, 'package.json')])
+
 /** The compiled executable the tests run, as `bun run build` writes it. */
 export const BINARY = join(ROOT, 'dist/rock-legends')
 
