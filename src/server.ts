@@ -92,7 +92,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     throw error
   }
   // Captured after seeding: the state a reset goes back to. Only when asked, as it holds a copy of all the data.
-  const reset = allowReset ? captureStartState(store) : undefined
+  const reset = allowReset ? await captureStartState(store) : undefined
   const app = createApp({
     store,
     apiKeys,

@@ -144,9 +144,9 @@ export const accountRoutes = (accounts: Accounts, guard: ReturnType<typeof authG
     )
     .get(
       '/api-keys',
-      ({ caller, query }) => {
+      async ({ caller, query }) => {
         const page = pageOf(query)
-        return pageAnswer(KEYS, page, accounts.listKeys(caller.userId, page))
+        return pageAnswer(KEYS, page, await accounts.listKeys(caller.userId, page))
       },
       {
         user: true,

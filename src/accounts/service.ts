@@ -190,7 +190,7 @@ export class Accounts {
     if (!isFoldedEmail(normalizeEmail(email)))
       throw new InvalidFieldError('/email', 'must be an email address such as carlos@rock-legends.com')
     // Saves an argon2 hash on the obvious duplicate; the store's insert is what settles a race.
-    if (this.store.users.findByEmail(email)) throw emailTaken(email)
+    if (await this.store.users.findByEmail(email)) throw emailTaken(email)
     const passwordHash = await this.passwords.hash(fields.password)
     try {
       const createdAt = this.now().toISOString()
@@ -223,7 +223,7 @@ export class Accounts {
     const byEmailCeiling = this.failuresByEmailCeiling.hit(email)
     // Awaited on every login, known email or not, so that neither path does work the other does not.
     const dummy = await dummyHash(this.passwords)
-    const user = this.store.users.findByEmail(email)
+    const user = await this.store.users.findByEmail(email)
     // An unknown email is verified against the dummy hash: the same argon2 work as a wrong password, so the time
     // taken does not reveal which emails are registered (an enumeration side channel).
     const valid = await this.passwords.verify(user?.passwordHash ?? dummy, fields.password)
@@ -263,8 +263,8 @@ export class Accounts {
   }
 
   /** The user `userId`. */
-  getUser(userId: number): PublicUser {
-    const user = this.store.users.get(userId)
+  async getUser(userId: number): Promise<PublicUser> {
+    const user = await this.store.users.get(userId)
     if (!user) throw new NotFoundError('Your account no longer exists.')
     return publicUser(user)
   }
@@ -308,21 +308,21 @@ export class Accounts {
   }
 
   /** One page of the personal API keys of `userId` that are not revoked, oldest first. */
-  listKeys(userId: number, page: Page): Slice<ApiKeyView> {
-    const keys = this.activeKeys(userId)
+  async listKeys(userId: number, page: Page): Promise<Slice<ApiKeyView>> {
+    const keys = await this.activeKeys(userId)
     return { items: keys.slice(page.offset, page.offset + page.limit).map(apiKeyView), total: keys.length }
   }
 
   /** Personal API key `id` of `userId`; another user's key, a revoked key or a token is not found. */
-  getKey(userId: number, id: number): ApiKeyView {
-    const key = this.activeKeys(userId).find((credential) => credential.id === id)
+  async getKey(userId: number, id: number): Promise<ApiKeyView> {
+    const key = (await this.activeKeys(userId)).find((credential) => credential.id === id)
     if (!key) throw unknownKey(id)
     return apiKeyView(key)
   }
 
   /** Revokes personal API key `id` of `userId`; not found as for {@link getKey}. */
   async revokeKey(userId: number, id: number): Promise<void> {
-    this.getKey(userId, id)
+    await this.getKey(userId, id)
     await this.store.credentials.revoke(id, this.now().toISOString())
   }
 
@@ -338,10 +338,10 @@ export class Accounts {
     })
   }
 
-  private activeKeys(userId: number): Credential[] {
-    return this.store.credentials
-      .listByUser(userId)
-      .filter((credential) => credential.kind === 'key' && credential.revokedAt === null)
+  private async activeKeys(userId: number): Promise<Credential[]> {
+    return (await this.store.credentials.listByUser(userId)).filter(
+      (credential) => credential.kind === 'key' && credential.revokedAt === null,
+    )
   }
 }
 

@@ -10,11 +10,11 @@ export type Reset = () => Promise<void>
  * and id counters alike, in one durable write: each test of a suite can start from the same fixture.
  *
  * @example
- * const reset = captureStartState(store)
+ * const reset = await captureStartState(store)
  * await reset()
  */
-export function captureStartState(store: Store): Reset {
-  const snapshot = store.snapshot()
+export async function captureStartState(store: Store): Promise<Reset> {
+  const snapshot = await store.snapshot()
   return () => store.restore(snapshot)
 }
 

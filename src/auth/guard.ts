@@ -8,8 +8,11 @@ export type Caller = { kind: 'service' } | { kind: 'user'; userId: number; crede
 /** A caller acting for a user, through one of that user's bearer tokens or personal keys. */
 export type UserCaller = Extract<Caller, { kind: 'user' }>
 
-/** Finds the caller a secret belongs to (given its SHA-256 hash), or `undefined`. */
-export type CredentialCheck = (scheme: 'bearer' | 'api-key', hash: string) => Caller | undefined
+/** Finds the caller a secret belongs to (given its SHA-256 hash), or `undefined`; may ask the store, so may wait. */
+export type CredentialCheck = (
+  scheme: 'bearer' | 'api-key',
+  hash: string,
+) => Caller | undefined | Promise<Caller | undefined>
 
 const unauthorized = (detail: string) => new UnauthenticatedError(detail)
 
@@ -36,9 +39,9 @@ export function serviceKeys(keys: readonly string[]): CredentialCheck {
  * credentials (401, with its challenge, once `http/` answers it).
  *
  * @example
- * const caller = authenticate(request.headers, serviceKeys(['rl_key_…']))
+ * const caller = await authenticate(request.headers, [serviceKeys(['rl_key_…'])])
  */
-export function authenticate(headers: Headers, checks: readonly CredentialCheck[]): Caller {
+export async function authenticate(headers: Headers, checks: readonly CredentialCheck[]): Promise<Caller> {
   const authorization = headers.get('authorization')
   const apiKey = headers.get('x-api-key')
   let scheme: 'bearer' | 'api-key'
@@ -56,14 +59,14 @@ export function authenticate(headers: Headers, checks: readonly CredentialCheck[
   }
   const hash = hashSecret(secret)
   for (const check of checks) {
-    const caller = check(scheme, hash)
+    const caller = await check(scheme, hash)
     if (caller) return caller
   }
   throw unauthorized('The credentials are not valid: unknown, expired or revoked.')
 }
 
 /** What a route's `auth`, `user` or `service` option asks of a request: its caller, or a 401/403 refusal. */
-export type Requirement = (request: Request) => Caller
+export type Requirement = (request: Request) => Promise<Caller>
 
 /** Anything a route checks before its body is read: a {@link Requirement}, or a precondition of `beforeBody`. */
 export type Precondition = (request: Request) => unknown
@@ -122,21 +125,26 @@ export function beforeBody(check: () => void) {
  * key). Each request is authenticated once, whether the body parser or the transform hook asks first.
  */
 export function authGuard(checks: readonly CredentialCheck[]) {
+  // The answer of each request's check, settled or not: the body parser and the transform hook wait for the same one.
+  const checked = new WeakMap<Request, Promise<Caller>>()
   const callers = new WeakMap<Request, Caller>()
   const requirement = (allowed: (caller: Caller) => void): Requirement => {
     return (request) => {
-      let caller = callers.get(request)
-      if (caller === undefined) {
-        caller = authenticate(request.headers, checks)
-        allowed(caller)
-        callers.set(request, caller)
+      let answer = checked.get(request)
+      if (answer === undefined) {
+        answer = authenticate(request.headers, checks).then((caller) => {
+          allowed(caller)
+          callers.set(request, caller)
+          return caller
+        })
+        checked.set(request, answer)
       }
-      return caller
+      return answer
     }
   }
   const transformFor = (check: Requirement) => {
-    const transform = ({ request }: { request: Request }) => {
-      check(request)
+    const transform = async ({ request }: { request: Request }) => {
+      await check(request)
     }
     requirements.set(transform, check)
     return transform

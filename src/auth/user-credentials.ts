@@ -11,8 +11,8 @@ import { sameHash } from './secrets.ts'
  * const guard = authGuard([serviceKeys(apiKeys), userCredentials(store, () => new Date())])
  */
 export function userCredentials(store: Store, now: () => Date): CredentialCheck {
-  return (scheme, hash) => {
-    const credential = store.credentials.findByHash(hash)
+  return async (scheme, hash) => {
+    const credential = await store.credentials.findByHash(hash)
     // The map lookup is keyed by the hash, not the secret, so its timing reveals nothing usable; the constant-time
     // comparison is the check that counts.
     if (!credential || !sameHash(credential.hash, hash)) return undefined
@@ -20,7 +20,7 @@ export function userCredentials(store: Store, now: () => Date): CredentialCheck 
     if (credential.revokedAt !== null) return undefined
     const at = now()
     if (credential.expiresAt !== null && Date.parse(credential.expiresAt) <= at.getTime()) return undefined
-    if (!store.users.get(credential.userId)) return undefined
+    if (!(await store.users.get(credential.userId))) return undefined
     store.credentials.touch(credential.id, at.toISOString())
     return { kind: 'user', userId: credential.userId, credentialId: credential.id, via: credential.kind }
   }

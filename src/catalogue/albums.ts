@@ -17,10 +17,10 @@ export const albumRoutes = (catalogue: Catalogue, guard: ReturnType<typeof authG
     .use(guard)
     .get(
       '',
-      ({ params, query: { q, sort, ...query } }) => {
+      async ({ params, query: { q, sort, ...query } }) => {
         const artistId = Number(params.artistId)
         const page = pageOf(query)
-        const slice = catalogue.listAlbums(artistId, page, { q, sort })
+        const slice = await catalogue.listAlbums(artistId, page, { q, sort })
         return paginate(albumsOf(artistId), page, slice, keptQuery({ q, sort }))
       },
       {
@@ -42,7 +42,8 @@ export const albumRoutes = (catalogue: Catalogue, guard: ReturnType<typeof authG
     )
     .get(
       '/:albumId',
-      ({ params }) => jsonResponse(recordJson(catalogue.getAlbum(Number(params.artistId), Number(params.albumId)))),
+      async ({ params }) =>
+        jsonResponse(recordJson(await catalogue.getAlbum(Number(params.artistId), Number(params.albumId)))),
       {
         params: AlbumIdParams,
         response: { 200: described(Album, 'The album.'), ...problemResponses(400, 404) },

@@ -21,9 +21,9 @@ export const artistRoutes = (catalogue: Catalogue, guard: ReturnType<typeof auth
     .use(guard)
     .get(
       '',
-      ({ query: { q, sort, ...query } }) => {
+      async ({ query: { q, sort, ...query } }) => {
         const page = pageOf(query)
-        return paginate(BASE, page, catalogue.listArtists(page, { q, sort }), keptQuery({ q, sort }))
+        return paginate(BASE, page, await catalogue.listArtists(page, { q, sort }), keptQuery({ q, sort }))
       },
       {
         query: ArtistListQuery,
@@ -44,18 +44,22 @@ export const artistRoutes = (catalogue: Catalogue, guard: ReturnType<typeof auth
         },
       },
     )
-    .get('/:artistId', ({ params }) => jsonResponse(recordJson(catalogue.getArtist(Number(params.artistId)))), {
-      params: ArtistIdParams,
-      response: { 200: described(Artist, 'The artist.'), ...problemResponses(400, 404) },
-      detail: {
-        operationId: 'getArtist',
-        summary: 'Get one artist',
-        description:
-          'One artist by id. An id that is not a positive integer is 400; a well-formed id no artist has is 404.',
-        tags: ['Artists'],
-        security: publicAccess,
+    .get(
+      '/:artistId',
+      async ({ params }) => jsonResponse(recordJson(await catalogue.getArtist(Number(params.artistId)))),
+      {
+        params: ArtistIdParams,
+        response: { 200: described(Artist, 'The artist.'), ...problemResponses(400, 404) },
+        detail: {
+          operationId: 'getArtist',
+          summary: 'Get one artist',
+          description:
+            'One artist by id. An id that is not a positive integer is 400; a well-formed id no artist has is 404.',
+          tags: ['Artists'],
+          security: publicAccess,
+        },
       },
-    })
+    )
     .post(
       '',
       async ({ body, set }) => {

@@ -18,13 +18,13 @@ export class Catalogue {
   constructor(private readonly store: Store) {}
 
   /** One page of the artists matching `query.q` by name or band, in `query.sort` order (id by default). */
-  listArtists(page: Page, query: ListQuery<ArtistSort> = {}): Slice<Artist> {
+  listArtists(page: Page, query: ListQuery<ArtistSort> = {}): Promise<Slice<Artist>> {
     return this.store.artists.list(page, query)
   }
 
   /** The artist with `id`. */
-  getArtist(id: number): Artist {
-    const artist = this.store.artists.get(id)
+  async getArtist(id: number): Promise<Artist> {
+    const artist = await this.store.artists.get(id)
     if (!artist) throw unknownArtist(id)
     return artist
   }
@@ -47,15 +47,15 @@ export class Catalogue {
   }
 
   /** One page of the albums of artist `artistId` matching `query.q` by name, in `query.sort` order (id by default). */
-  listAlbums(artistId: number, page: Page, query: ListQuery<AlbumSort> = {}): Slice<Album> {
-    const slice = this.store.albums.listByArtist(artistId, page, query)
+  async listAlbums(artistId: number, page: Page, query: ListQuery<AlbumSort> = {}): Promise<Slice<Album>> {
+    const slice = await this.store.albums.listByArtist(artistId, page, query)
     if (!slice) throw unknownArtist(artistId)
     return slice
   }
 
   /** Album `albumId` of artist `artistId`. */
-  getAlbum(artistId: number, albumId: number): Album {
-    const album = this.store.albums.get(albumId)
+  async getAlbum(artistId: number, albumId: number): Promise<Album> {
+    const album = await this.store.albums.get(albumId)
     if (album?.artistId !== artistId)
       throw new NotFoundError(`There is no ${which('album', albumId)} of ${which('artist', artistId)}.`)
     return album

@@ -52,9 +52,9 @@ export const coverRoutes = (store: Pick<Store, 'artists' | 'albums'>) =>
   new Elysia({ prefix: '/covers' })
     .get(
       '/artists/:file',
-      ({ params: { file }, request }) => {
+      async ({ params: { file }, request }) => {
         const id = coverId(file)
-        const artist = id === undefined ? undefined : store.artists.get(id)
+        const artist = id === undefined ? undefined : await store.artists.get(id)
         if (!artist) throw new NotFoundError(`There is no artist picture ${file}: no artist has that id.`)
         return svgResponse(artistCover(artist), request.headers.get('if-none-match'))
       },
@@ -62,10 +62,10 @@ export const coverRoutes = (store: Pick<Store, 'artists' | 'albums'>) =>
     )
     .get(
       '/albums/:file',
-      ({ params: { file }, request }) => {
+      async ({ params: { file }, request }) => {
         const id = coverId(file)
-        const album = id === undefined ? undefined : store.albums.get(id)
-        const artist = album && store.artists.get(album.artistId)
+        const album = id === undefined ? undefined : await store.albums.get(id)
+        const artist = album && (await store.artists.get(album.artistId))
         if (!album || !artist) throw new NotFoundError(`There is no album cover ${file}: no album has that id.`)
         const svg = albumCover({ title: album.name, artist: artist.name, year: album.year })
         return svgResponse(svg, request.headers.get('if-none-match'))

@@ -29,9 +29,9 @@ function requirementsByRoute(routes: readonly RouteLike[]): Map<string, Precondi
 export function credentialsFirst(routes: () => readonly RouteLike[]) {
   let table: Map<string, Precondition> | undefined
   // Destructured on purpose: Elysia reads a hook's parameters, and `route` makes it record the matched route.
-  return ({ request, route }: { request: Request; route: string }) => {
+  return async ({ request, route }: { request: Request; route: string }) => {
     table ??= requirementsByRoute(routes())
-    table.get(`${request.method} ${route}`)?.(request)
+    await table.get(`${request.method} ${route}`)?.(request)
     return parseJsonBody({ request })
   }
 }

@@ -89,7 +89,7 @@ const MAX_PAGES = 1024
  *
  * @example
  * const paginate = paginator()
- * return paginate('/api/v1/artists', page, store.artists.list(page))
+ * return paginate('/api/v1/artists', page, await store.artists.list(page))
  */
 export function paginator() {
   const pages = new Map<string, { items: readonly object[]; total: number; body: Uint8Array }>()

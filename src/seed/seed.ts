@@ -41,6 +41,6 @@ export type SeedOutcome = { seeded: true; artists: number; albums: number } | { 
  */
 export async function seedStore(store: Store, source: true | string): Promise<SeedOutcome> {
   const catalogue = source === true ? builtInCatalogue() : await readCatalogueFile(source)
-  if (!store.isEmpty()) return { seeded: false, reason: 'the store already holds data' }
+  if (!(await store.isEmpty())) return { seeded: false, reason: 'the store already holds data' }
   return { seeded: true, ...(await store.load(catalogue, { cover: coverPath })) }
 }

@@ -19,6 +19,7 @@ import {
   type LoadOptions,
   type New,
   type Page,
+  type Slice,
   type Snapshot,
   type Store,
   StoreUnavailableError,
@@ -265,8 +266,8 @@ export class DocumentStore implements Store {
   }
 
   readonly artists = {
-    get: (id: number): Artist | undefined => this.doc.artists[indexById(this.doc.artists, id)],
-    list: (page: Page, query?: ListQuery<ArtistSort>) =>
+    get: async (id: number): Promise<Artist | undefined> => this.doc.artists[indexById(this.doc.artists, id)],
+    list: async (page: Page, query?: ListQuery<ArtistSort>): Promise<Slice<Artist>> =>
       query?.q || (query?.sort && query.sort !== 'id')
         ? this.artistLists.list(page, query)
         : { items: this.doc.artists.slice(page.offset, page.offset + page.limit), total: this.doc.artists.length },
@@ -286,8 +287,12 @@ export class DocumentStore implements Store {
   }
 
   readonly albums = {
-    get: (id: number): Album | undefined => this.doc.albums[indexById(this.doc.albums, id)],
-    listByArtist: (artistId: number, page: Page, query: ListQuery<AlbumSort> = {}) => {
+    get: async (id: number): Promise<Album | undefined> => this.doc.albums[indexById(this.doc.albums, id)],
+    listByArtist: async (
+      artistId: number,
+      page: Page,
+      query: ListQuery<AlbumSort> = {},
+    ): Promise<Slice<Album> | undefined> => {
       if (indexById(this.doc.artists, artistId) < 0) return undefined
       return listAlbums(this.albumsByArtist.get(artistId) ?? noAlbums, page, query)
     },
@@ -301,8 +306,8 @@ export class DocumentStore implements Store {
   }
 
   readonly users = {
-    get: (id: number): User | undefined => this.doc.users[indexById(this.doc.users, id)],
-    findByEmail: (email: string): User | undefined => this.usersByEmail.get(emailKey(email)),
+    get: async (id: number): Promise<User | undefined> => this.doc.users[indexById(this.doc.users, id)],
+    findByEmail: async (email: string): Promise<User | undefined> => this.usersByEmail.get(emailKey(email)),
     insert: (fields: New<User>): Promise<User> =>
       this.change(() => {
         // Checked and claimed in one step of the commit, so two concurrent sign-ups cannot both pass.
@@ -314,8 +319,8 @@ export class DocumentStore implements Store {
   }
 
   readonly credentials = {
-    findByHash: (hash: string): Credential | undefined => this.credentialsByHash.get(hash),
-    listByUser: (userId: number): readonly Credential[] => this.credentialsByUser.get(userId) ?? [],
+    findByHash: async (hash: string): Promise<Credential | undefined> => this.credentialsByHash.get(hash),
+    listByUser: async (userId: number): Promise<readonly Credential[]> => this.credentialsByUser.get(userId) ?? [],
     insert: (fields: New<Credential>, limit?: CredentialLimit): Promise<Credential> =>
       this.change(() => {
         if (limit) this.makeRoom(fields, limit)
@@ -345,7 +350,7 @@ export class DocumentStore implements Store {
       }),
   }
 
-  isEmpty(): boolean {
+  async isEmpty(): Promise<boolean> {
     return this.doc.artists.length === 0 && this.doc.albums.length === 0 && this.doc.users.length === 0
   }
 
@@ -370,7 +375,7 @@ export class DocumentStore implements Store {
     })
   }
 
-  snapshot(): Snapshot {
+  async snapshot(): Promise<Snapshot> {
     return structuredClone(this.doc) as unknown as Snapshot
   }
 

@@ -109,37 +109,39 @@ export const isDead = (credential: Credential, now: number): boolean =>
   credential.revokedAt !== null || (credential.expiresAt !== null && Date.parse(credential.expiresAt) <= now)
 
 /**
- * Reads are synchronous and see every acknowledged write. Artists and albums returned by the store are never
- * changed in place (a replacement is a new object), so callers may cache what they derive from one. Writes resolve once the change is durable and reject
- * with {@link StoreUnavailableError} when it could not be made so.
+ * The one interface every backend implements: the document store (in memory, or over a JSON data file) and the SQL
+ * store (PostgreSQL or CockroachDB, shared by many replicas). Reads and writes return promises; a read sees every
+ * write acknowledged before it was made. Artists and albums returned by the store are never changed in place (a
+ * replacement is a new object), so callers may cache what they derive from one. Writes resolve once the change is
+ * durable and reject with {@link StoreUnavailableError} when it could not be made so.
  */
 export interface Store {
   readonly artists: {
-    get(id: number): Artist | undefined
+    get(id: number): Promise<Artist | undefined>
     /** A page of the artists matching `query.q` (by name or band), in `query.sort` order (id by default). */
-    list(page: Page, query?: ListQuery<ArtistSort>): Slice<Artist>
+    list(page: Page, query?: ListQuery<ArtistSort>): Promise<Slice<Artist>>
     insert(fields: New<Artist>): Promise<Artist>
     /** Replaces every field but the id; `undefined` when there is no such artist. */
     replace(artist: Artist): Promise<Artist | undefined>
   }
   readonly albums: {
-    get(id: number): Album | undefined
+    get(id: number): Promise<Album | undefined>
     /** A page of the artist's albums matching `query`, as for artists; `undefined` when there is no such artist. */
-    listByArtist(artistId: number, page: Page, query?: ListQuery<AlbumSort>): Slice<Album> | undefined
+    listByArtist(artistId: number, page: Page, query?: ListQuery<AlbumSort>): Promise<Slice<Album> | undefined>
     /** `undefined` when there is no such artist. */
     insert(fields: New<Album>): Promise<Album | undefined>
   }
   readonly users: {
-    get(id: number): User | undefined
+    get(id: number): Promise<User | undefined>
     /** The user whose email has the same folded form (`emailKey`) as `email`: look-alike forms find one account. */
-    findByEmail(email: string): User | undefined
+    findByEmail(email: string): Promise<User | undefined>
     /** Rejects with {@link DuplicateEmailError} when the email, or a look-alike form of it, is taken. */
     insert(fields: New<User>): Promise<User>
   }
   readonly credentials: {
-    findByHash(hash: string): Credential | undefined
+    findByHash(hash: string): Promise<Credential | undefined>
     /** The user's credentials in id order; dead ones (see {@link isDead}) may linger until purged. */
-    listByUser(userId: number): readonly Credential[]
+    listByUser(userId: number): Promise<readonly Credential[]>
     /**
      * Adds a credential. With `limit`, the user's live credentials of the same kind (at `fields.createdAt`) are
      * counted in the same step as the insert, so concurrent inserts cannot pass the limit together; the user's dead
@@ -148,24 +150,24 @@ export interface Store {
     insert(fields: New<Credential>, limit?: CredentialLimit): Promise<Credential>
     /** Marks a credential revoked; `undefined` when there is no such credential. */
     revoke(id: number, at: string): Promise<Credential | undefined>
-    /** Records a use; kept in memory and persisted with the next write, never a write of its own. */
+    /** Records a use; kept in memory and persisted later, with other writes, never a write of its own. */
     touch(id: number, at: string): void
     /**
      * Removes every credential that is dead at `now` (revoked, or expired), so that logins do not grow the data
      * forever; resolves with how many went. Their hashes become unknown, which is refused like a revoked one, and
-     * ids are never reused. Not a write of its own: the data file loses them at its next compaction, and until then
-     * a restart may bring them back, as dead as they were, for the next purge.
+     * ids are never reused. It need not be durable at once: until it is, a restart may bring dead credentials back,
+     * as dead as they were, for the next purge.
      */
     purge(now: string): Promise<number>
   }
   /** True when the store holds no artist, album or user. */
-  isEmpty(): boolean
+  isEmpty(): Promise<boolean>
   /** Adds a whole catalogue in one durable write; returns how many artists and albums were added. */
   load(catalogue: readonly CatalogueEntry[], options?: LoadOptions): Promise<{ artists: number; albums: number }>
   /** A copy of everything stored, to give back to `restore` later (a fixture's start-up state). */
-  snapshot(): Snapshot
+  snapshot(): Promise<Snapshot>
   /** Replaces everything stored, counters included, with a snapshot, in one durable write. */
   restore(snapshot: Snapshot): Promise<void>
-  /** Waits for writes in flight, then releases the data file. */
+  /** Waits for writes in flight, then releases what the store holds (the data file, the connections). */
   close(): Promise<void>
 }

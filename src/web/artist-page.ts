@@ -12,11 +12,11 @@ import { PICTURE_SIZE, pictureOf } from './picture.ts'
 const BATCH = 100
 
 /** Every album of an artist, by year (albums without one last), then in the order they were added. */
-function albumsByYear(catalogue: Catalogue, artistId: number): Album[] {
+async function albumsByYear(catalogue: Catalogue, artistId: number): Promise<Album[]> {
   const albums: Album[] = []
   let total = Number.POSITIVE_INFINITY
   while (albums.length < total) {
-    const slice = catalogue.listAlbums(artistId, { limit: BATCH, offset: albums.length })
+    const slice = await catalogue.listAlbums(artistId, { limit: BATCH, offset: albums.length })
     total = slice.total
     if (slice.items.length === 0) break
     albums.push(...slice.items)
@@ -68,14 +68,19 @@ function artistIdOf(text: string): number | undefined {
  * `/artists/{id}`: one artist with their description, picture and albums by year, and for a signed-in user the forms
  * to add an album and to edit the artist. An unknown or malformed id is a 404 page.
  */
-export function artistPage(catalogue: Catalogue, idText: string, here: string, latestYear: number): Response {
+export async function artistPage(
+  catalogue: Catalogue,
+  idText: string,
+  here: string,
+  latestYear: number,
+): Promise<Response> {
   const id = artistIdOf(idText)
   if (id === undefined) return notFoundPage(here, `There is no artist with the id “${idText}”.`)
   let artist: Artist
   let albums: Album[]
   try {
-    artist = catalogue.getArtist(id)
-    albums = albumsByYear(catalogue, id)
+    artist = await catalogue.getArtist(id)
+    albums = await albumsByYear(catalogue, id)
   } catch (error) {
     if (error instanceof NotFoundError) return notFoundPage(here, error.message)
     throw error

@@ -83,7 +83,11 @@ ${page < pages ? link(page + 1, 'next', 'Next page →') : html`<span></span>`}
  * catalogue service the API uses (in-process, no HTTP round trip). Works without the script; signed-in users also
  * get the form to add an artist.
  */
-export function cataloguePage(catalogue: Catalogue, query: Record<string, unknown>, here: string): Response {
+export async function cataloguePage(
+  catalogue: Catalogue,
+  query: Record<string, unknown>,
+  here: string,
+): Promise<Response> {
   const sortText = queryText(query.sort)
   const listing: Listing = {
     q: (queryText(query.q) ?? '').trim().slice(0, MAX_SEARCH),
@@ -91,7 +95,7 @@ export function cataloguePage(catalogue: Catalogue, query: Record<string, unknow
     page: pageNumber(query.page),
   }
   const page = { limit: ARTISTS_PER_PAGE, offset: (listing.page - 1) * ARTISTS_PER_PAGE }
-  const { items, total } = catalogue.listArtists(page, { q: listing.q, sort: listing.sort })
+  const { items, total } = await catalogue.listArtists(page, { q: listing.q, sort: listing.sort })
   const outOfRange =
     items.length === 0 && total > 0
       ? html`<p class="note">There is no page ${listing.page}. <a href="${listingUrl({ ...listing, page: 1 })}">Go to the first page</a></p>`

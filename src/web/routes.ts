@@ -57,7 +57,7 @@ export function webRoutes({ catalogue, ui, signup, latestYear }: WebOptions) {
       hidden,
     )
   return common
-    .get('/', ({ query, request }) => cataloguePage(catalogue, query, hereOf(request)), hidden)
+    .get('/', async ({ query, request }) => cataloguePage(catalogue, query, hereOf(request)), hidden)
     .get(
       '/artists/:artistId',
       ({ params: { artistId }, request }) => artistPage(catalogue, artistId, hereOf(request), latestYear),

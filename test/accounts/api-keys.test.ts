@@ -146,7 +146,7 @@ describe('personal API keys', () => {
   test('a login token id is not a key id', async () => {
     const { call, store } = testApp()
     const { token, user } = await signedIn(call)
-    const [tokenRecord] = store.credentials.listByUser(user.id)
+    const [tokenRecord] = await store.credentials.listByUser(user.id)
     const answer = await call(`${KEYS}/${tokenRecord?.id}`, { method: 'DELETE', headers: bearer(token) })
     expect(answer.status).toBe(404)
     expect((await call('/api/v1/user/me', { headers: bearer(token) })).status).toBe(200)

@@ -29,7 +29,7 @@ describe('personal API keys per account', () => {
     const again = await createKey(call, bearer(token), 'replacement')
     expect(again.id).toBeGreaterThan(keys[MAX_KEYS - 1]?.id ?? 0)
     // The revoked key was purged on the way: only live keys and the session remain stored.
-    expect(store.credentials.listByUser(user.id)).toHaveLength(MAX_KEYS + 1)
+    expect(await store.credentials.listByUser(user.id)).toHaveLength(MAX_KEYS + 1)
   })
 
   test('concurrent creations cannot pass the limit together', async () => {
@@ -76,7 +76,7 @@ describe('bearer tokens per account', () => {
     expect(ended.status).toBe(401)
     expect(ended.json.detail).toBe('The credentials are not valid: unknown, expired or revoked.')
     expect((await call('/api/v1/user/me', { headers: bearer(tokens[1] ?? '') })).status).toBe(200)
-    const live = store.credentials.listByUser(user.id).filter((credential) => credential.revokedAt === null)
+    const live = (await store.credentials.listByUser(user.id)).filter((credential) => credential.revokedAt === null)
     expect(live).toHaveLength(MAX_TOKENS)
   }, 60_000)
 
@@ -89,7 +89,7 @@ describe('bearer tokens per account', () => {
     clock.advance(24 * 3_600_000)
     expect((await call('/api/v1/user/me', { headers: bearer(second) })).status).toBe(401)
     const third = (await login(call)).json.token
-    const stored = store.credentials.listByUser(user.id)
+    const stored = await store.credentials.listByUser(user.id)
     expect(stored.map((credential) => credential.prefix)).toEqual([third.slice(0, 11)])
     for (const gone of [token, second])
       expect((await call('/api/v1/user/me', { headers: bearer(gone) })).status).toBe(401)

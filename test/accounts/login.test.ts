@@ -95,7 +95,7 @@ describe('POST /api/v1/user/login', () => {
     const answer = (error: unknown) => (domainProblem(error as UnauthenticatedError) as Problem).toResponse().text()
     expect(await answer(unknownEmail)).toBe(await answer(wrongPassword))
     // One verify per login; the real user's hash, then the dummy twice (made once, on the first login).
-    const userHash = store.users.findByEmail(CARLOS.email)?.passwordHash
+    const userHash = (await store.users.findByEmail(CARLOS.email))?.passwordHash
     const [dummy] = hashes.filter((hashed) => hashed !== userHash)
     expect(hashes).toHaveLength(2)
     expect(verified).toEqual([userHash as string, dummy as string, dummy as string])

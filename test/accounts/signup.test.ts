@@ -21,7 +21,7 @@ describe('POST /api/v1/user/signup', () => {
     const { status, json } = await call(SIGNUP, { method: 'POST', body })
     expect(status).toBe(201)
     expect(json).toMatchObject({ name: 'Carlos', email: 'carlos@rock-legends.com' })
-    expect(store.users.findByEmail('carlos@rock-legends.com')?.passwordHash).toStartWith('$argon2id$')
+    expect((await store.users.findByEmail('carlos@rock-legends.com'))?.passwordHash).toStartWith('$argon2id$')
   })
 
   test.each([
@@ -51,7 +51,7 @@ describe('POST /api/v1/user/signup', () => {
     if ('password' in body) expect(text).not.toContain(body.password)
     expect(json).toMatchObject({ type: '/problems/validation-error', status: 400 })
     expect(json.errors).toContainEqual({ pointer, detail: expect.any(String) })
-    expect(store.isEmpty()).toBe(true)
+    expect(await store.isEmpty()).toBe(true)
   })
 
   test.each([
@@ -103,8 +103,8 @@ describe('POST /api/v1/user/signup', () => {
     )
     const statuses = answers.map((answer) => answer.status).sort()
     expect(statuses).toEqual([201, 409, 409, 409, 409])
-    expect(store.users.get(1)?.email).toBe('carlos@rock-legends.com')
-    expect(store.users.get(2)).toBeUndefined()
+    expect((await store.users.get(1))?.email).toBe('carlos@rock-legends.com')
+    expect(await store.users.get(2)).toBeUndefined()
   })
 
   test('limits sign-ups per client address: 429 with Retry-After, lifted after the window', async () => {

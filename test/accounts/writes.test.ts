@@ -25,7 +25,7 @@ describe('writes with user credentials', () => {
     const { id, key } = await createKey(call, bearer(token))
     clock.advance(5000)
     expect((await writeArtist(call, apiKey(key))).status).toBe(201)
-    const record = store.credentials.listByUser(1).find((credential) => credential.id === id)
+    const record = (await store.credentials.listByUser(1)).find((credential) => credential.id === id)
     expect(record?.lastUsedAt).toBe('2025-06-01T12:00:05.000Z')
   })
 

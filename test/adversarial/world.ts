@@ -83,7 +83,7 @@ export async function buildTemplate(): Promise<Template> {
   }
   const otherToken = await login(OTHER)
   const otherKey = await post('/api/v1/user/api-keys', { name: 'theirs' }, { authorization: `Bearer ${otherToken}` })
-  return { snapshot: store.snapshot(), secrets: { tokens, keys, revokedToken, otherKeyId: otherKey.id } }
+  return { snapshot: await store.snapshot(), secrets: { tokens, keys, revokedToken, otherKeyId: otherKey.id } }
 }
 
 /**
@@ -91,8 +91,8 @@ export async function buildTemplate(): Promise<Template> {
  * left out: presenting a valid credential records its use even when the request is then refused (for a bad body),
  * which is bookkeeping, not a change the client made.
  */
-export function dump(store: Store): string {
-  const document = store.snapshot() as unknown as { credentials: { lastUsedAt: unknown }[] }
+export async function dump(store: Store): Promise<string> {
+  const document = (await store.snapshot()) as unknown as { credentials: { lastUsedAt: unknown }[] }
   for (const credential of document.credentials) credential.lastUsedAt = null
   return JSON.stringify(document)
 }

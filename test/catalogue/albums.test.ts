@@ -81,7 +81,7 @@ describe('POST /api/v1/artists/{artistId}/albums', () => {
     const { addAlbum, store } = await withArtists()
     const { status } = await addAlbum(artaud, 9)
     expect(status).toBe(404)
-    expect(store.albums.get(1)).toBeUndefined()
+    expect(await store.albums.get(1)).toBeUndefined()
   })
 
   test.each([

@@ -158,7 +158,7 @@ describe('POST /api/v1/artists', () => {
     expect(status).toBe(400)
     expect(json.type).toBe('/problems/validation-error')
     expect(json.errors.map((error: { pointer: string }) => error.pointer)).toContain(pointer)
-    expect(store.artists.list({ limit: 10, offset: 0 }).total).toBe(0)
+    expect((await store.artists.list({ limit: 10, offset: 0 })).total).toBe(0)
   })
 
   test('names every unknown property', async () => {
@@ -234,7 +234,7 @@ describe('PUT /api/v1/artists/{artistId}', () => {
     const { call, store } = testApp()
     const { status } = await call('/api/v1/artists/7', { method: 'PUT', body: { name: 'X' }, headers: asService })
     expect(status).toBe(404)
-    expect(store.artists.list({ limit: 10, offset: 0 }).total).toBe(0)
+    expect((await store.artists.list({ limit: 10, offset: 0 })).total).toBe(0)
     const created = await call('/api/v1/artists', { method: 'POST', body: { name: 'Y' }, headers: asService })
     expect(created.json.id).toBe(1)
   })
@@ -286,8 +286,8 @@ describe('write authentication', () => {
       expect(status).toBe(401)
       expect(json).toMatchObject({ type: '/problems/unauthorized', status: 401 })
       expect(response.get('www-authenticate')).toBe('Bearer realm="rock-legends"')
-      expect(store.artists.get(1)?.name).toBe('Artist 1')
-      expect(store.albums.listByArtist(1, { limit: 1, offset: 0 })?.total).toBe(0)
+      expect((await store.artists.get(1))?.name).toBe('Artist 1')
+      expect((await store.albums.listByArtist(1, { limit: 1, offset: 0 }))?.total).toBe(0)
     })
 
   test('an unauthenticated write learns nothing about validation rules', async () => {

@@ -210,14 +210,15 @@ describe('the store’s search and name order, against a plain filter and sort',
         async (writes, q, sort, offset, limit) => {
           const store = openMemoryStore()
           for (const step of writes) {
-            const count = store.artists.list({ limit: 1, offset: 0 }).total
+            const count = (await store.artists.list({ limit: 1, offset: 0 })).total
             if (step.kind === 'insert') await store.artists.insert(step.fields)
             else if (step.kind === 'replace' && count > 0)
               await store.artists.replace({ id: (step.at % count) + 1, ...step.fields })
             // Reads build the search text and the name order, which the writes after them must keep up to date.
-            else if (step.kind === 'read') store.artists.list({ limit: 1, offset: 0 }, { q: 'a', sort: step.sort })
+            else if (step.kind === 'read')
+              await store.artists.list({ limit: 1, offset: 0 }, { q: 'a', sort: step.sort })
           }
-          const all = store.artists.list({ limit: 1000, offset: 0 }).items as Artist[]
+          const all = (await store.artists.list({ limit: 1000, offset: 0 })).items as Artist[]
           const needle = fold(q).replaceAll('\u0000', '')
           const matches = all.filter(
             (artist) =>
@@ -229,7 +230,7 @@ describe('the store’s search and name order, against a plain filter and sort',
           const byName = (a: Artist, b: Artist) => compareNames(a.name, b.name) || a.id - b.id
           const ordered =
             sort === 'id' ? matches : sort === 'name' ? matches.toSorted(byName) : matches.toSorted(byName).reverse()
-          const page = store.artists.list({ limit, offset }, { q, sort })
+          const page = await store.artists.list({ limit, offset }, { q, sort })
           expect(page.total).toBe(ordered.length)
           expect(page.items.map((artist) => artist.id)).toEqual(
             ordered.slice(offset, offset + limit).map((artist) => artist.id),

@@ -33,7 +33,7 @@ async function serve(options: { compactAfterBytes?: number; reset?: boolean } = 
     store,
     apiKeys: [SERVICE_KEY],
     report: (_, error) => reported.push(error),
-    reset: options.reset ? captureStartState(store) : undefined,
+    reset: options.reset ? await captureStartState(store) : undefined,
   })
   const call = async (method: string, path: string, body?: unknown) => {
     const headers: Record<string, string> = { 'x-api-key': SERVICE_KEY }
@@ -75,13 +75,14 @@ async function folded() {
 async function namesIn(path: string) {
   const store = await openJsonFileStore(path)
   try {
-    return namesOf(store)
+    return await namesOf(store)
   } finally {
     await store.close()
   }
 }
 
-const namesOf = (store: Store) => store.artists.list({ limit: 1000, offset: 0 }).items.map((artist) => artist.name)
+const namesOf = async (store: Store) =>
+  (await store.artists.list({ limit: 1000, offset: 0 })).items.map((artist) => artist.name)
 
 const STORE_UNAVAILABLE = {
   status: 503,
@@ -128,9 +129,9 @@ describe('a write the disk refuses', () => {
     expect(await namesIn(afterFault)).toEqual([...kept, 'After'])
     expect(await namesIn(file)).toEqual([...kept, 'After'])
     const reopened = await openJsonFileStore(file)
-    expect(reopened.albums.listByArtist(1, { limit: 10, offset: 0 })?.items.map((album) => album.name)).toEqual([
-      'Kept album',
-    ])
+    expect((await reopened.albums.listByArtist(1, { limit: 10, offset: 0 }))?.items.map((album) => album.name)).toEqual(
+      ['Kept album'],
+    )
     await reopened.close()
   })
 

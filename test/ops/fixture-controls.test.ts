@@ -40,7 +40,7 @@ async function seededStore() {
 /** An in-process app with `--allow-reset`, over a seeded store. */
 async function resettableApp() {
   const { store, state } = await seededStore()
-  const reset = captureStartState(store)
+  const reset = await captureStartState(store)
   const app = createApp({ store, apiKeys: [SERVICE_KEY], reset, report: () => {} })
   return { store, state, call: caller(app) }
 }
@@ -50,7 +50,7 @@ const reset = (headers: Record<string, string> = asService) => ({ method: 'POST'
 describe('POST /__admin/reset (--allow-reset)', () => {
   test('restores the seeded start-up state exactly, counters included, in one durable write', async () => {
     const { store, state, call } = await resettableApp()
-    const before = store.snapshot()
+    const before = await store.snapshot()
     const artistsBefore = (await call('/api/v1/artists?limit=100')).json
     // Change everything a test might change: artists, albums, users, credentials.
     expect(
@@ -69,14 +69,14 @@ describe('POST /__admin/reset (--allow-reset)', () => {
       ).status,
     ).toBe(201)
     const { token } = await signedIn(call)
-    expect(store.snapshot()).not.toEqual(before)
+    expect(await store.snapshot()).not.toEqual(before)
 
     const writes = state.writes
     const answer = await call('/__admin/reset', reset())
     expect(answer.status).toBe(204)
     expect(answer.text).toBe('')
     expect(state.writes - writes).toBe(1)
-    expect(store.snapshot()).toEqual(before)
+    expect(await store.snapshot()).toEqual(before)
     expect((await call('/api/v1/artists?limit=100')).json).toEqual(artistsBefore)
     // Ids start again where the seed left them, and what was created after start-up is gone.
     const again = await call('/api/v1/artists', { method: 'POST', body: { name: 'Moris' }, headers: asService })
@@ -88,11 +88,11 @@ describe('POST /__admin/reset (--allow-reset)', () => {
 
   test('can be repeated: each reset goes back to the same state', async () => {
     const { store, call } = await resettableApp()
-    const start = store.snapshot()
+    const start = await store.snapshot()
     for (const name of ['One', 'Two']) {
       await call('/api/v1/artists', { method: 'POST', body: { name }, headers: asService })
       expect((await call('/__admin/reset', reset())).status).toBe(204)
-      expect(store.snapshot()).toEqual(start)
+      expect(await store.snapshot()).toEqual(start)
     }
   })
 
@@ -118,7 +118,7 @@ describe('POST /__admin/reset (--allow-reset)', () => {
       expect(answer.json).toMatchObject({ type: '/problems/credential-not-allowed', status: 403 })
       expect(answer.json.detail).toContain('service key')
     }
-    expect(store.artists.get(33)?.name).toBe('Kept')
+    expect((await store.artists.get(33))?.name).toBe('Kept')
   })
 
   test('does not exist without --allow-reset: 404, nothing changes', async () => {
@@ -158,13 +158,13 @@ describe('--read-only', () => {
     ['POST', '/no/such/route', undefined],
   ])('%s %s → 403 forbidden, nothing stored', async (method, path, body) => {
     const { store, call } = await app()
-    const before = store.snapshot()
+    const before = await store.snapshot()
     const answer = await call(path, { method, body, headers: asService })
     expect(answer.status).toBe(403)
     expect(answer.headers.get('content-type')).toBe('application/problem+json')
     expect(answer.json).toMatchObject({ type: '/problems/forbidden', status: 403 })
     expect(answer.json.detail).toContain('read-only')
-    expect(store.snapshot()).toEqual(before)
+    expect(await store.snapshot()).toEqual(before)
   })
 
   test.each([

@@ -2,16 +2,17 @@ import { describe, expect, test } from 'bun:test'
 import legends from '../../data/legends.json' with { type: 'json' }
 import { parseCatalogue, seedStore } from '../../src/seed/seed.ts'
 import { openMemoryStore } from '../../src/store/memory.ts'
-import type { Store } from '../../src/store/store.ts'
+import type { Album, Store } from '../../src/store/store.ts'
 import { removeDir, tempDir } from '../support/binary.ts'
 import { countingStore } from '../support/stores.ts'
 
 const everything = { limit: Number.MAX_SAFE_INTEGER, offset: 0 }
 
 /** Every artist and album a store holds, in id order. */
-function contents(store: Store) {
-  const artists = store.artists.list(everything).items
-  const albums = artists.flatMap((artist) => store.albums.listByArtist(artist.id, everything)?.items ?? [])
+async function contents(store: Store) {
+  const artists = (await store.artists.list(everything)).items
+  const albums: Album[] = []
+  for (const artist of artists) albums.push(...((await store.albums.listByArtist(artist.id, everything))?.items ?? []))
   return structuredClone({ artists, albums })
 }
 
@@ -20,7 +21,7 @@ describe('seedStore with the built-in catalogue', () => {
     const { store, state } = countingStore()
     expect(await seedStore(store, true)).toEqual({ seeded: true, artists: 32, albums: 281 })
     expect(state.writes).toBe(1)
-    expect(store.artists.list(everything).total).toBe(32)
+    expect((await store.artists.list(everything)).total).toBe(32)
   })
 
   test('assigns the same ids on every run: artists, then albums, in file order from 1', async () => {
@@ -28,8 +29,8 @@ describe('seedStore with the built-in catalogue', () => {
     const second = openMemoryStore()
     await seedStore(first, true)
     await seedStore(second, true)
-    const { artists, albums } = contents(first)
-    expect(contents(second)).toEqual({ artists, albums })
+    const { artists, albums } = await contents(first)
+    expect(await contents(second)).toEqual({ artists, albums })
     expect(artists.map((artist) => [artist.id, artist.name])).toEqual(
       legends.artists.map((artist, i) => [i + 1, artist.name]),
     )
@@ -40,9 +41,9 @@ describe('seedStore with the built-in catalogue', () => {
   test('seeding twice gives the same state: a store with data is left alone, and says why', async () => {
     const { store, state } = countingStore()
     await seedStore(store, true)
-    const once = contents(store)
+    const once = await contents(store)
     expect(await seedStore(store, true)).toEqual({ seeded: false, reason: 'the store already holds data' })
-    expect(contents(store)).toEqual(once)
+    expect(await contents(store)).toEqual(once)
     expect(state.writes).toBe(1)
   })
 
@@ -50,13 +51,13 @@ describe('seedStore with the built-in catalogue', () => {
     const store = openMemoryStore()
     await store.artists.insert({ name: 'Mine' })
     expect((await seedStore(store, true)).seeded).toBe(false)
-    expect(store.artists.list(everything).total).toBe(1)
+    expect((await store.artists.list(everything)).total).toBe(1)
   })
 
   test('points every image at the generated cover of its own record', async () => {
     const store = openMemoryStore()
     await seedStore(store, true)
-    const { artists, albums } = contents(store)
+    const { artists, albums } = await contents(store)
     for (const artist of artists) expect(artist.image).toBe(`/covers/artists/${artist.id}.svg`)
     for (const album of albums) expect(album.image).toBe(`/covers/albums/${album.id}.svg`)
   })
@@ -87,7 +88,7 @@ describe('seedStore with a catalogue file', () => {
       const store = openMemoryStore()
       expect(await seedStore(store, file)).toEqual({ seeded: true, artists: 2, albums: 3 })
       // Served as JSON, as clients see them: unset fields are left out, an explicit null image stays unset.
-      expect(JSON.parse(JSON.stringify(contents(store)))).toStrictEqual({
+      expect(JSON.parse(JSON.stringify(await contents(store)))).toStrictEqual({
         artists: [
           { id: 1, name: 'Nebbia', image: 'https://example.com/nebbia.jpg' },
           { id: 2, name: 'Sin discos', description: 'Nothing yet.' },
@@ -136,7 +137,7 @@ describe('seedStore with a catalogue file', () => {
       )
       const store = openMemoryStore()
       expect(await seedStore(store, file)).toEqual({ seeded: true, artists: 1, albums: 1 })
-      expect(JSON.parse(JSON.stringify(contents(store)))).toStrictEqual({
+      expect(JSON.parse(JSON.stringify(await contents(store)))).toStrictEqual({
         artists: [{ id: 1, name: 'Moris', band: 'Los Beatniks', image: '/covers/artists/1.svg' }],
         albums: [{ id: 1, artistId: 1, name: '30 minutos de vida', year: 1970, image: '/covers/albums/1.svg' }],
       })
@@ -148,7 +149,7 @@ describe('seedStore with a catalogue file', () => {
   test('the built-in catalogue’s sources and notes stay in the file: no stored record has them', async () => {
     const store = openMemoryStore()
     await seedStore(store, true)
-    const { artists, albums } = contents(store)
+    const { artists, albums } = await contents(store)
     const annotated = [...artists, ...albums].filter((record) => 'sources' in record || 'note' in record)
     expect(annotated).toEqual([])
   })

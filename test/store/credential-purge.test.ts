@@ -39,11 +39,11 @@ describe('revoked and expired credentials leave the data file', () => {
     clock.advance(25 * HOUR)
     const current = (await login()).json.token as string
     const dead = [loggedOut, revokedKey.key, expired, mariasExpired]
-    expect(store.credentials.listByUser(1).map((credential) => credential.prefix)).toEqual([
+    expect((await store.credentials.listByUser(1)).map((credential) => credential.prefix)).toEqual([
       liveKey.prefix,
       current.slice(0, 11),
     ])
-    expect(store.credentials.listByUser(2)).toEqual([])
+    expect(await store.credentials.listByUser(2)).toEqual([])
     await store.close()
 
     const onDisk = JSON.parse(readFileSync(file, 'utf8')) as Document
@@ -100,8 +100,8 @@ describe('purging in the store', () => {
     const writes = state.writes
     expect(await store.credentials.purge('2025-06-01T14:00:00.000Z')).toBe(2)
     expect(state.writes).toBe(writes)
-    expect(store.credentials.listByUser(1)).toEqual([key])
-    for (const hash of ['aa', 'bb']) expect(store.credentials.findByHash(hash)).toBeUndefined()
+    expect(await store.credentials.listByUser(1)).toEqual([key])
+    for (const hash of ['aa', 'bb']) expect(await store.credentials.findByHash(hash)).toBeUndefined()
     expect((await store.credentials.insert(credential('dd'))).id).toBe(4)
   })
 
@@ -121,12 +121,12 @@ describe('purging in the store', () => {
     ])
     for (const outcome of outcomes)
       expect(outcome.status === 'rejected' && outcome.reason).toBeInstanceOf(StoreUnavailableError)
-    expect(store.credentials.findByHash('bb')).toEqual(kept)
-    expect(store.credentials.findByHash('cc')).toBeUndefined()
-    expect(store.credentials.listByUser(1).filter((each) => each.revokedAt === null)).toEqual([kept])
+    expect(await store.credentials.findByHash('bb')).toEqual(kept)
+    expect(await store.credentials.findByHash('cc')).toBeUndefined()
+    expect((await store.credentials.listByUser(1)).filter((each) => each.revokedAt === null)).toEqual([kept])
     state.failing = false
     const added = await store.credentials.insert(credential('dd'))
-    expect(store.credentials.listByUser(1).at(-1)).toEqual(added)
+    expect((await store.credentials.listByUser(1)).at(-1)).toEqual(added)
     expect(added.id).toBeGreaterThan(kept.id)
   })
 })

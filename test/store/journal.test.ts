@@ -19,7 +19,8 @@ afterEach(() => {
 })
 
 const artist = (name: string) => ({ name })
-const names = (store: Store) => store.artists.list({ limit: 100, offset: 0 }).items.map((each) => each.name)
+const names = async (store: Store) =>
+  (await store.artists.list({ limit: 100, offset: 0 })).items.map((each) => each.name)
 
 /** Copies the data file and journal of a store that is still open, as a crash would leave them. */
 function crashCopy(): string {
@@ -43,7 +44,7 @@ describe('the journal', () => {
     const copy = crashCopy()
     await store.close()
     const recovered = await openJsonFileStore(copy)
-    expect(names(recovered).sort()).toEqual(['A', 'B2', 'C'])
+    expect((await names(recovered)).sort()).toEqual(['A', 'B2', 'C'])
     expect((await recovered.artists.insert(artist('D'))).id).toBe(4)
     await recovered.close()
   })
@@ -58,11 +59,11 @@ describe('the journal', () => {
       '{"counters":{"artists":2,"albums":0,"users":0,"credentials":0},"artists":[{"id":2,"na',
     )
     const recovered = await openJsonFileStore(copy)
-    expect(names(recovered)).toEqual(['A'])
+    expect(await names(recovered)).toEqual(['A'])
     expect((await recovered.artists.insert(artist('B'))).id).toBe(2)
     await recovered.close()
     const reopened = await openJsonFileStore(copy)
-    expect(names(reopened)).toEqual(['A', 'B'])
+    expect(await names(reopened)).toEqual(['A', 'B'])
     await reopened.close()
   })
 
@@ -99,7 +100,7 @@ describe('the journal', () => {
     const copy = crashCopy()
     await store.close()
     const recovered = await openJsonFileStore(copy)
-    expect(names(recovered)).toEqual(Array.from({ length: 40 }, (_, i) => `Artist ${i}`))
+    expect(await names(recovered)).toEqual(Array.from({ length: 40 }, (_, i) => `Artist ${i}`))
     await recovered.close()
   })
 
@@ -112,8 +113,10 @@ describe('the journal', () => {
     await store.close()
     writeFileSync(`${file}.journal`, journal)
     const reopened = await openJsonFileStore(file)
-    expect(names(reopened)).toEqual(['A2'])
-    expect(reopened.albums.listByArtist(1, { limit: 10, offset: 0 })?.items.map((album) => album.name)).toEqual(['One'])
+    expect(await names(reopened)).toEqual(['A2'])
+    expect((await reopened.albums.listByArtist(1, { limit: 10, offset: 0 }))?.items.map((album) => album.name)).toEqual(
+      ['One'],
+    )
     expect((await reopened.artists.insert(artist('B'))).id).toBe(2)
     await reopened.close()
   })

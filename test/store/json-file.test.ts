@@ -35,10 +35,10 @@ describe('openJsonFileStore', () => {
     }
     writeFileSync(`${file}.journal`, `${JSON.stringify(entry)}\n`)
     const store = await openJsonFileStore(file)
-    expect(JSON.stringify(store.artists.list({ limit: 10, offset: 0 }).items)).toBe(
+    expect(JSON.stringify((await store.artists.list({ limit: 10, offset: 0 })).items)).toBe(
       '[{"id":1,"name":"Pappo","band":"Riff"},{"id":2,"name":"Nebbia","description":"x"}]',
     )
-    expect(JSON.stringify(store.albums.get(1))).toBe('{"id":1,"artistId":1,"name":"Pappo’s Blues"}')
+    expect(JSON.stringify(await store.albums.get(1))).toBe('{"id":1,"artistId":1,"name":"Pappo’s Blues"}')
     await store.close()
     expect(readFileSync(file, 'utf8')).not.toContain('null')
   })
@@ -78,7 +78,7 @@ describe('openJsonFileStore', () => {
     await first.close()
     expect(new Set(created.map((each) => each.id)).size).toBe(50)
     const second = await openJsonFileStore(file)
-    const { items, total } = second.artists.list({ limit: 100, offset: 0 })
+    const { items, total } = await second.artists.list({ limit: 100, offset: 0 })
     expect(total).toBe(50)
     expect(items.map((each) => each.id)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1))
     const next = await second.artists.insert(artist('after'))
@@ -199,9 +199,9 @@ describe('a write that cannot be made durable', () => {
     ]
     for (const outcome of await Promise.allSettled(attempts))
       expect(outcome.status === 'rejected' && outcome.reason).toBeInstanceOf(StoreUnavailableError)
-    expect(store.artists.list({ limit: 10, offset: 0 }).items.map((a) => a.name)).toEqual(['kept'])
-    expect(store.albums.listByArtist(1, { limit: 10, offset: 0 })?.total).toBe(0)
-    expect(store.users.findByEmail('v@example.com')).toBeUndefined()
+    expect((await store.artists.list({ limit: 10, offset: 0 })).items.map((a) => a.name)).toEqual(['kept'])
+    expect((await store.albums.listByArtist(1, { limit: 10, offset: 0 }))?.total).toBe(0)
+    expect(await store.users.findByEmail('v@example.com')).toBeUndefined()
     state.failing = false
     expect((await store.artists.insert(artist('after'))).id).toBe(2)
     expect(

@@ -45,7 +45,7 @@ afterEach(() => {
 const artist = (name: string) => ({ name })
 const names = async (path: string) => {
   const store = await openJsonFileStore(path)
-  const result = store.artists.list({ limit: 100, offset: 0 }).items.map((each) => each.name)
+  const result = (await store.artists.list({ limit: 100, offset: 0 })).items.map((each) => each.name)
   await store.close()
   return result
 }
