@@ -29,11 +29,33 @@ export function fold(text: string): string {
   return text.normalize('NFKD').replace(MARKS, '').toLowerCase()
 }
 
+// A tilde over an n makes the letter ñ, which Spanish orders after n and before o: in a key it is an n followed by
+// the highest UTF-16 unit, so "ñandú" sorts after every "n…" and before "o".
+const ENYE = /n\u0303/g
+const DIGITS = /[0-9]+/g
+const AFTER_EVERY_LETTER = '\uffff'
+
 /**
- * Compares names as a Spanish reader orders them: case and accents do not count (`Ávila` comes before `Zeta`), `ñ`
- * comes after `n`, and numbers in names compare by value.
+ * The key names are ordered by: compared as plain strings (code unit by code unit, in JavaScript and in a database
+ * alike), keys order names as a Spanish reader does. Case, accents and compatibility forms do not count (`Ávila`
+ * comes before `Zeta`), `ñ` comes after `n`, and numbers compare by value (`Disco 2` before `Disco 10`: each run of
+ * digits becomes its length in two digits, then the digits without leading zeros). Every store orders by this key,
+ * so a list sorted by name is the same over the JSON file and over SQL.
  */
-export const compareNames: (a: string, b: string) => number = new Intl.Collator('es', {
-  sensitivity: 'base',
-  numeric: true,
-}).compare
+export function nameKey(name: string): string {
+  return name
+    .normalize('NFKD')
+    .toLowerCase()
+    .replace(ENYE, `n${AFTER_EVERY_LETTER}`)
+    .replace(MARKS, '')
+    .replace(DIGITS, (digits) => {
+      const value = digits.replace(/^0+(?=.)/, '').slice(0, 99)
+      return `${String(value.length).padStart(2, '0')}${value}`
+    })
+}
+
+/** Compares two name keys (see {@link nameKey}). */
+export const compareKeys = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
+
+/** Compares names as a Spanish reader orders them (see {@link nameKey}). */
+export const compareNames = (a: string, b: string): number => compareKeys(nameKey(a), nameKey(b))

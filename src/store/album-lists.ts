@@ -1,5 +1,5 @@
 import type { Album } from '../model/album.ts'
-import { type AlbumSort, compareNames, fold, type ListQuery } from '../model/search.ts'
+import { type AlbumSort, compareKeys, fold, type ListQuery, nameKey } from '../model/search.ts'
 import type { Page, Slice } from './store.ts'
 
 const folded = new WeakMap<Album, string>()
@@ -21,7 +21,7 @@ const byYear = (direction: 1 | -1) => (a: Album, b: Album) =>
 const orders: Record<Exclude<AlbumSort, 'id'>, (a: Album, b: Album) => number> = {
   year: byYear(1),
   '-year': byYear(-1),
-  name: (a, b) => compareNames(a.name, b.name) || a.id - b.id,
+  name: (a, b) => compareKeys(nameKey(a.name), nameKey(b.name)) || a.id - b.id,
 }
 
 /**

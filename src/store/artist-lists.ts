@@ -1,5 +1,5 @@
 import type { Artist } from '../model/artist.ts'
-import { type ArtistSort, compareNames, fold, type ListQuery } from '../model/search.ts'
+import { type ArtistSort, compareKeys, fold, type ListQuery, nameKey } from '../model/search.ts'
 import type { Page, Slice } from './store.ts'
 
 // Ends each folded name and band in the search text, so that no match runs from one into the next. Folded text never
@@ -10,7 +10,19 @@ const clean = (text: string) => text.replaceAll(END, '')
 /** What a search finds an artist by: name and band, folded (see `fold`), each ended by {@link END}. */
 const searchText = (artist: Artist) => `${clean(fold(artist.name))}${END}${clean(fold(artist.band ?? ''))}${END}`
 
-const byNameThenId = (a: Artist, b: Artist) => compareNames(a.name, b.name) || a.id - b.id
+const keys = new WeakMap<Artist, string>()
+
+/** The artist's name key (see `nameKey`), made once per record (records are replaced, never edited). */
+function keyOf(artist: Artist): string {
+  let key = keys.get(artist)
+  if (key === undefined) {
+    key = nameKey(artist.name)
+    keys.set(artist, key)
+  }
+  return key
+}
+
+const byNameThenId = (a: Artist, b: Artist) => compareKeys(keyOf(a), keyOf(b)) || a.id - b.id
 
 // Past this many matches, a search ordered by name walks the name order once instead of sorting the matches.
 const SORT_MATCHES_UP_TO = 2048
