@@ -94,10 +94,18 @@ export function createApp({
       .use(delay(delayMs))
       .use(readOnly(refuseWrites))
       .use(docsRoutes(() => app.routes))
-      .get('/healthz', () => ({ status: 'ok' as const }), {
-        response: t.Object({ status: t.Literal('ok') }),
-        detail: { hide: true },
-      })
+      // Asks the store: over a database, a replica that cannot reach it answers 503 naming the cause.
+      .get(
+        '/healthz',
+        async () => {
+          await store.check()
+          return { status: 'ok' as const }
+        },
+        {
+          response: t.Object({ status: t.Literal('ok') }),
+          detail: { hide: true },
+        },
+      )
       // The pages (`/`, `/artists/:artistId`, `/login`, `/signup`, their assets), `/problems/:kind` and the favicon.
       .use(webRoutes({ catalogue, ui, signup, latestYear }))
       .use(artistRoutes(catalogue, guard))

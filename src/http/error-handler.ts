@@ -1,6 +1,10 @@
 import { ValidationError } from 'elysia'
 import { DomainError } from '../model/errors.ts'
-import { StoreUnavailableError } from '../store/store.ts'
+import { DatabaseUnavailableError, StoreUnavailableError } from '../store/store.ts'
+
+/** The seconds a client is told to wait (`Retry-After`) when the database is unavailable. */
+const DATABASE_RETRY_AFTER_S = 2
+
 import { domainProblem } from './domain-problem.ts'
 import { EarlyProblem, notFound, Problem } from './problem.ts'
 import { pathOf, requestTarget } from './request-target.ts'
@@ -43,6 +47,15 @@ function toProblem(context: ErrorContext, allowed: (path: string) => string[], r
     return notFound(`There is no route ${request.method} ${path}. The API lives under /api/v1; see /openapi.json.`)
   }
   if (code === 'PARSE') return new Problem('malformed-json', 'The request body could not be parsed as JSON.')
+  if (error instanceof DatabaseUnavailableError) {
+    report('request refused: the database is unavailable', error)
+    return new Problem(
+      'database-unavailable',
+      `The database is not reachable right now (${error.message}), so nothing was read or changed. Try again in a few seconds.`,
+      {},
+      { 'retry-after': String(DATABASE_RETRY_AFTER_S) },
+    )
+  }
   if (error instanceof StoreUnavailableError) {
     report('write refused: storage failed', error)
     return new Problem(

@@ -82,6 +82,12 @@ export const problemTypes = {
     explanation:
       'The server failed unexpectedly. Nothing about the failure is shown to clients; the operator finds the details in the server log.',
   },
+  'database-unavailable': {
+    status: 503,
+    title: 'The database is unavailable',
+    explanation:
+      'The server runs over a shared database (PostgreSQL or CockroachDB) that it cannot reach right now, or that did not answer in time. Nothing was read or changed: a write answered with this problem was not made. `Retry-After` says when to try again; the server reconnects by itself when the database is back.',
+  },
   'store-unavailable': {
     status: 503,
     title: 'The change could not be saved',

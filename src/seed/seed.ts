@@ -41,6 +41,7 @@ export type SeedOutcome = { seeded: true; artists: number; albums: number } | { 
  */
 export async function seedStore(store: Store, source: true | string): Promise<SeedOutcome> {
   const catalogue = source === true ? builtInCatalogue() : await readCatalogueFile(source)
-  if (!(await store.isEmpty())) return { seeded: false, reason: 'the store already holds data' }
-  return { seeded: true, ...(await store.load(catalogue, { cover: coverPath })) }
+  // Checked in the same write as the load: of several replicas seeding one database at once, one seeds.
+  const loaded = await store.load(catalogue, { cover: coverPath, ifEmpty: true })
+  return loaded ? { seeded: true, ...loaded } : { seeded: false, reason: 'the store already holds data' }
 }

@@ -351,16 +351,24 @@ export class DocumentStore implements Store {
   }
 
   async isEmpty(): Promise<boolean> {
+    return this.empty()
+  }
+
+  /** The store can always serve: it answers from memory. */
+  async check(): Promise<void> {}
+
+  private empty(): boolean {
     return this.doc.artists.length === 0 && this.doc.albums.length === 0 && this.doc.users.length === 0
   }
 
   load(
     catalogue: readonly CatalogueEntry[],
-    { cover }: LoadOptions = {},
-  ): Promise<{ artists: number; albums: number }> {
+    { cover, ifEmpty = false }: LoadOptions = {},
+  ): Promise<{ artists: number; albums: number } | undefined> {
     const imageOf = (image: string | null | undefined, kind: 'artist' | 'album', id: number) =>
       image !== undefined ? (image ?? undefined) : cover?.(kind, id)
     return this.change(() => {
+      if (ifEmpty && !this.empty()) return undefined
       let albums = 0
       for (const entry of catalogue) {
         const artistId = this.nextId('artists')

@@ -68,6 +68,11 @@ export interface LoadOptions {
    * just assigned to it: ids exist only once the store assigns them, inside the same write.
    */
   cover?: (kind: 'artist' | 'album', id: number) => string
+  /**
+   * Load only into an empty store (no artist, album or user), checked in the same write: of many processes seeding
+   * one shared database at once, exactly one loads. `load` resolves with `undefined` when the store was not empty.
+   */
+  ifEmpty?: boolean
 }
 
 declare const snapshotBrand: unique symbol
@@ -80,6 +85,14 @@ export interface Snapshot {
 /** Raised when a write cannot be made durable; the change it carried was rolled back. */
 export class StoreUnavailableError extends Error {
   override name = 'StoreUnavailableError'
+}
+
+/**
+ * Raised when the database behind a store cannot be reached, or does not answer in time: reads fail with it too, and
+ * a write that fails with it was not acknowledged (its transaction committed entirely or not at all).
+ */
+export class DatabaseUnavailableError extends StoreUnavailableError {
+  override name = 'DatabaseUnavailableError'
 }
 
 /** Raised by `users.insert` when the email (compared in its folded form, see `emailKey`) is already registered. */
@@ -162,12 +175,24 @@ export interface Store {
   }
   /** True when the store holds no artist, album or user. */
   isEmpty(): Promise<boolean>
-  /** Adds a whole catalogue in one durable write; returns how many artists and albums were added. */
-  load(catalogue: readonly CatalogueEntry[], options?: LoadOptions): Promise<{ artists: number; albums: number }>
-  /** A copy of everything stored, to give back to `restore` later (a fixture's start-up state). */
+  /**
+   * Adds a whole catalogue in one durable write; returns how many artists and albums were added, or `undefined` when
+   * `options.ifEmpty` found the store not empty.
+   */
+  load(
+    catalogue: readonly CatalogueEntry[],
+    options?: LoadOptions,
+  ): Promise<{ artists: number; albums: number } | undefined>
+  /**
+   * The state to give back to `restore` later (a fixture's start-up state). For a store one process owns, a copy of
+   * everything stored now; for a database shared by replicas, the reset point they all share, which the first to ask
+   * takes (so a reset on any replica restores the same state).
+   */
   snapshot(): Promise<Snapshot>
   /** Replaces everything stored, counters included, with a snapshot, in one durable write. */
   restore(snapshot: Snapshot): Promise<void>
+  /** Resolves when the store can serve; rejects with {@link DatabaseUnavailableError} naming the cause otherwise. */
+  check(): Promise<void>
   /** Waits for writes in flight, then releases what the store holds (the data file, the connections). */
   close(): Promise<void>
 }
