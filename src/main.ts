@@ -6,7 +6,7 @@ import { checkHealth } from './healthcheck.ts'
 import { printErrorLine, printLine } from './log.ts'
 import { SeedError } from './seed/seed-error.ts'
 import { startServer } from './server.ts'
-import { DataFileError, DataFileLockedError } from './store/errors.ts'
+import { DataFileError, DataFileLockedError } from './store/json-file/errors.ts'
 
 /** Errors that stop start-up with exit code 2 and one line, without a stack. */
 const STARTUP_ERRORS = [UsageError, DataFileError, DataFileLockedError, SeedError]

@@ -1,5 +1,5 @@
 import { createApp } from '../src/app.ts'
-import { openMemoryStore } from '../src/store/memory.ts'
+import { openMemoryStore } from '../src/store/document/memory.ts'
 import type { Store } from '../src/store/store.ts'
 import { expectDocumented } from './support/openapi.ts'
 

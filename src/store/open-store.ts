@@ -1,5 +1,5 @@
-import type { JsonFileOptions } from './json-file.ts'
-import { openMemoryStore } from './memory.ts'
+import { openMemoryStore } from './document/memory.ts'
+import type { JsonFileOptions } from './json-file/json-file.ts'
 import type { Store } from './store.ts'
 
 /** The `--data` value that keeps everything in memory. */
@@ -11,6 +11,6 @@ export const IN_MEMORY = ':memory:'
  */
 export async function openStore(data: string, options: JsonFileOptions = {}): Promise<Store> {
   if (data === IN_MEMORY) return openMemoryStore()
-  const { openJsonFileStore } = await import('./json-file.ts')
+  const { openJsonFileStore } = await import('./json-file/json-file.ts')
   return openJsonFileStore(data, options)
 }

@@ -5,7 +5,7 @@ import { argon2id, type PasswordHasher } from '../../src/auth/password.ts'
 import { domainProblem } from '../../src/http/domain-problem.ts'
 import type { Problem } from '../../src/http/problem.ts'
 import { UnauthenticatedError } from '../../src/model/errors.ts'
-import { openMemoryStore } from '../../src/store/memory.ts'
+import { openMemoryStore } from '../../src/store/document/memory.ts'
 import { testApp } from '../helpers.ts'
 import { bearer, CARLOS, type Call, manualClock, signedIn } from './helpers.ts'
 

@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { ACCOUNT_LIMITS } from '../../src/accounts/service.ts'
 import { emailKey } from '../../src/model/email.ts'
-import { openJsonFileStore } from '../../src/store/json-file.ts'
+import { openJsonFileStore } from '../../src/store/json-file/json-file.ts'
 import { testApp } from '../helpers.ts'
 import { removeDir, tempDir } from '../support/binary.ts'
 

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { hashSecret } from '../../src/auth/secrets.ts'
-import { openJsonFileStore } from '../../src/store/json-file.ts'
+import { openJsonFileStore } from '../../src/store/json-file/json-file.ts'
 import { testApp } from '../helpers.ts'
 import { bearer, CARLOS, createKey, signedIn, writeArtist } from './helpers.ts'
 

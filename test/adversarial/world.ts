@@ -1,6 +1,6 @@
 import { expect } from 'bun:test'
 import { createApp } from '../../src/app.ts'
-import { openMemoryStore } from '../../src/store/memory.ts'
+import { openMemoryStore } from '../../src/store/document/memory.ts'
 import type { Snapshot, Store } from '../../src/store/store.ts'
 import { SERVICE_KEY } from '../helpers.ts'
 import { expectDocumented } from '../support/openapi.ts'

@@ -3,7 +3,7 @@ import fc from 'fast-check'
 import type { Artist } from '../../src/model/artist.ts'
 import { type ArtistSort, compareNames, fold } from '../../src/model/search.ts'
 import { seedStore } from '../../src/seed/seed.ts'
-import { openMemoryStore } from '../../src/store/memory.ts'
+import { openMemoryStore } from '../../src/store/document/memory.ts'
 import { asService, testApp } from '../helpers.ts'
 import { servedDocument } from '../support/openapi.ts'
 

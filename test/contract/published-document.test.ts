@@ -6,7 +6,7 @@
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { createApp } from '../../src/app.ts'
 import { seedStore } from '../../src/seed/seed.ts'
-import { openMemoryStore } from '../../src/store/memory.ts'
+import { openMemoryStore } from '../../src/store/document/memory.ts'
 import { expectDocumented, servedDocument } from '../support/openapi.ts'
 import published from './argentine-rock-legends.openapi.json' with { type: 'json' }
 import { type CallInput, publishedClient, publishedOperations } from './published-client.ts'

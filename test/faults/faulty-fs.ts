@@ -1,6 +1,6 @@
 import { type FileHandle, open, rename } from 'node:fs/promises'
 import { basename } from 'node:path'
-import type { FileSystem } from '../../src/store/file-system.ts'
+import type { FileSystem } from '../../src/store/json-file/file-system.ts'
 
 /** The step of a durable write that a fault breaks. */
 export type Step = 'open' | 'write' | 'sync' | 'rename'

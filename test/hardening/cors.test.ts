@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { createApp } from '../../src/app.ts'
-import { openMemoryStore } from '../../src/store/memory.ts'
+import { openMemoryStore } from '../../src/store/document/memory.ts'
 import { servedDocument } from '../support/openapi.ts'
 
 // CORS stays closed unless the operator opens it: no operation tells a browser on another site that it may read

@@ -3,7 +3,7 @@ import { connect } from 'node:net'
 import { createApp } from '../../src/app.ts'
 import type { OpenApiDocument, Schema } from '../../src/docs/shapes.ts'
 import { MAX_BODY_BYTES } from '../../src/http/body.ts'
-import { openMemoryStore } from '../../src/store/memory.ts'
+import { openMemoryStore } from '../../src/store/document/memory.ts'
 import { ensureBinary, type RunningBinary, startBinary } from '../support/binary.ts'
 import { servedDocument } from '../support/openapi.ts'
 

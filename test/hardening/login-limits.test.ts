@@ -3,7 +3,7 @@ import { ACCOUNT_LIMITS, Accounts } from '../../src/accounts/service.ts'
 import type { PasswordHasher } from '../../src/auth/password.ts'
 import { MAX_KEYS, RateLimiter } from '../../src/auth/rate-limit.ts'
 import { TooManyAttemptsError, UnauthenticatedError } from '../../src/model/errors.ts'
-import { openMemoryStore } from '../../src/store/memory.ts'
+import { openMemoryStore } from '../../src/store/document/memory.ts'
 import { CARLOS, manualClock } from '../accounts/helpers.ts'
 
 // The ways around the login limits and the ways to abuse them (issue 18, item 4), each played against the accounts

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { createApp } from '../../src/app.ts'
-import { openMemoryStore } from '../../src/store/memory.ts'
+import { openMemoryStore } from '../../src/store/document/memory.ts'
 import type { Store } from '../../src/store/store.ts'
 import { ensureBinary, removeDir, startBinary, tempDir } from '../support/binary.ts'
 import { expectDocumented } from '../support/openapi.ts'

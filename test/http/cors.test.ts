@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { createApp } from '../../src/app.ts'
-import { openMemoryStore } from '../../src/store/memory.ts'
+import { openMemoryStore } from '../../src/store/document/memory.ts'
 
 const appWith = (cors: string[]) => createApp({ store: openMemoryStore(), cors, report: () => {} })
 const get = (origin: string) => new Request('http://localhost/api/v1/artists', { headers: { origin } })

@@ -2,7 +2,7 @@ import { describe, expect, test } from 'bun:test'
 import { createApp } from '../../src/app.ts'
 import { MAX_BODY_BYTES } from '../../src/http/body.ts'
 import { problemTypes } from '../../src/http/problem-types.ts'
-import { openMemoryStore } from '../../src/store/memory.ts'
+import { openMemoryStore } from '../../src/store/document/memory.ts'
 import { type Store, StoreUnavailableError } from '../../src/store/store.ts'
 import { asService, testApp } from '../helpers.ts'
 

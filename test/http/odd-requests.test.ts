@@ -3,7 +3,7 @@ import { createApp } from '../../src/app.ts'
 import { problemResponder } from '../../src/http/error-handler.ts'
 import { requestTarget } from '../../src/http/request-target.ts'
 import type { AccessEntry } from '../../src/log.ts'
-import { openMemoryStore } from '../../src/store/memory.ts'
+import { openMemoryStore } from '../../src/store/document/memory.ts'
 
 // However odd the request, the answer is a problem (never a bare 500 or a crash of the error handler) and the access
 // log gets one entry for it. test/hardening/odd-requests.test.ts sends the same over a socket to the executable.

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, spyOn, test } from 'bun:test'
 import { createApp } from '../../src/app.ts'
 import { SECURITY_HEADERS } from '../../src/http/security-headers.ts'
 import { type AccessEntry, createLogger, flushLog, jsonAccess, prettyAccess, printErrorLine } from '../../src/log.ts'
-import { openMemoryStore } from '../../src/store/memory.ts'
+import { openMemoryStore } from '../../src/store/document/memory.ts'
 import { SERVICE_KEY } from '../helpers.ts'
 
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/

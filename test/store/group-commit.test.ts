@@ -1,46 +1,75 @@
 import { describe, expect, test } from 'bun:test'
-import { GroupCommit } from '../../src/store/group-commit.ts'
+import { Low, Memory } from 'lowdb'
+import type { Batch } from '../../src/store/document/batch.ts'
+import { type Document, emptyDocument } from '../../src/store/document/document.ts'
+import { GroupCommit } from '../../src/store/document/group-commit.ts'
+import type { JournalEntry, Persistence } from '../../src/store/document/persistence.ts'
+import { Records } from '../../src/store/document/records.ts'
 
-/** A persist step that waits for `release()`, counting calls; it fails while `fail` is set. */
-function slowPersist() {
-  const state = { persists: 0, fail: false, release: () => {} }
+/**
+ * Records over an empty document, and a persistence whose commits wait for `release()`, recording each journal
+ * entry; a commit fails while `fail` is set, as a full disk would.
+ */
+function slowStore() {
+  const state = { entries: [] as JournalEntry[], fail: false, release: () => {} }
   const persist = () => {
-    state.persists++
     const { promise, resolve, reject } = Promise.withResolvers<void>()
     const fail = state.fail
     state.release = () => (fail ? reject(new Error('disk full')) : resolve())
     return promise
   }
-  return { state, persist }
+  const persistence: Persistence = {
+    commit: (entry) => {
+      state.entries.push(entry)
+      return persist()
+    },
+    replace: persist,
+    close: async () => {},
+  }
+  const records = new Records(new Low<Document>(new Memory<Document>(), emptyDocument()))
+  return { state, records, commits: new GroupCommit(records, persistence) }
 }
 
+/** A change that adds an artist named `name` and returns `result`. */
+const add =
+  <T>(name: string, result: T) =>
+  (batch: Batch) => {
+    batch.put('artists', { id: batch.nextId('artists'), name })
+    return result
+  }
+
+const names = (records: Records) => records.doc.artists.map((artist) => artist.name)
 const tick = () => Bun.sleep(0)
 
 describe('GroupCommit', () => {
   test('changes submitted while a commit is in flight share the next one', async () => {
-    const { state, persist } = slowPersist()
-    const commits = new GroupCommit(persist, () => {})
-    const first = commits.submit(() => 'first')
+    const { state, commits } = slowStore()
+    const first = commits.submit(add('first', 'first'))
     await tick()
-    const waiting = Array.from({ length: 10 }, (_, i) => commits.submit(() => i))
-    expect(state.persists).toBe(1)
+    const waiting = Array.from({ length: 10 }, (_, i) => commits.submit(add(`artist ${i}`, i)))
+    expect(state.entries).toHaveLength(1)
     state.release()
     expect(await first).toBe('first')
     await tick()
-    expect(state.persists).toBe(2)
+    expect(state.entries).toHaveLength(2)
     state.release()
     expect(await Promise.all(waiting)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9])
-    expect(state.persists).toBe(2)
+    expect(state.entries).toHaveLength(2)
+    expect(state.entries[1]?.artists?.map((artist) => artist.id)).toEqual([2, 3, 4, 5, 6, 7, 8, 9, 10, 11])
+    expect(state.entries[1]?.counters.artists).toBe(11)
   })
 
   test('changes are applied in order, and acknowledged only after the commit that carries them', async () => {
-    const { state, persist } = slowPersist()
+    const { state, records, commits } = slowStore()
     const log: string[] = []
-    const commits = new GroupCommit(persist, () => {})
-    const done = commits.submit(() => log.push('applied'))
+    const done = commits.submit((batch) => {
+      add('one', null)(batch)
+      log.push('applied')
+    })
     done.then(() => log.push('acknowledged'))
     await tick()
     expect(log).toEqual(['applied'])
+    expect(names(records)).toEqual(['one'])
     state.release()
     await done
     await tick()
@@ -48,45 +77,75 @@ describe('GroupCommit', () => {
   })
 
   test('a change that throws fails alone', async () => {
-    const { state, persist } = slowPersist()
-    const commits = new GroupCommit(persist, () => {})
+    const { state, records, commits } = slowStore()
     const bad = commits
       .submit(() => {
         throw new Error('duplicate')
       })
       .catch((error: Error) => error.message)
-    const good = commits.submit(() => 'ok')
+    const good = commits.submit(add('good', 'ok'))
     await tick()
     state.release()
     expect(await bad).toBe('duplicate')
     expect(await good).toBe('ok')
-    expect(state.persists).toBe(1)
+    expect(state.entries).toHaveLength(1)
+    expect(names(records)).toEqual(['good'])
   })
 
-  test('a failed commit rolls back and refuses every change in it; the next one goes through', async () => {
-    const { state, persist } = slowPersist()
+  test('a batch that changes nothing is acknowledged without a commit', async () => {
+    const { state, commits } = slowStore()
+    expect(await commits.submit(() => 'nothing to save')).toBe('nothing to save')
+    expect(state.entries).toHaveLength(0)
+  })
+
+  test('a failed commit takes back and refuses every change in it, counters too; the next one goes through', async () => {
+    const { state, records, commits } = slowStore()
     const events: string[] = []
-    const commits = new GroupCommit(persist, () => events.push('rollback'))
     state.fail = true
-    const a = commits.submit(() => 'a').catch((error: Error) => events.push(`a: ${error.message}`))
-    const b = commits.submit(() => 'b').catch((error: Error) => events.push(`b: ${error.message}`))
+    const a = commits.submit(add('a', 'a')).catch((error: Error) => events.push(`a: ${error.message}`))
+    const b = commits.submit(add('b', 'b')).catch((error: Error) => events.push(`b: ${error.message}`))
     await tick()
+    expect(names(records)).toEqual(['a', 'b'])
     state.release()
     await Promise.all([a, b])
-    expect(events).toEqual(['rollback', 'a: disk full', 'b: disk full'])
+    expect(events).toEqual([
+      'a: the change could not be saved: disk full',
+      'b: the change could not be saved: disk full',
+    ])
+    expect(names(records)).toEqual([])
+    expect(records.doc.counters.artists).toBe(0)
     state.fail = false
-    const later = commits.submit(() => 'later')
+    const later = commits.submit(add('later', 'later'))
     await tick()
     state.release()
     expect(await later).toBe('later')
+    expect(records.doc.artists).toEqual([{ id: 1, name: 'later' }])
+  })
+
+  test('bookkeeping noted while a commit is in flight rides with the next one', async () => {
+    const { state, records, commits } = slowStore()
+    const first = commits.submit(add('first', 1))
+    await tick()
+    commits.pending.note('artists', { id: 1, name: 'noted' })
+    state.release()
+    await first
+    expect(state.entries[0]?.artists).toEqual([{ id: 1, name: 'first' }])
+    const second = commits.submit(add('second', 2))
+    await tick()
+    state.release()
+    await second
+    expect(state.entries[1]?.artists).toEqual([
+      { id: 1, name: 'noted' },
+      { id: 2, name: 'second' },
+    ])
+    expect(names(records)).toEqual(['noted', 'second'])
   })
 
   test('idle() waits for every pending commit', async () => {
-    const { state, persist } = slowPersist()
-    const commits = new GroupCommit(persist, () => {})
-    commits.submit(() => 1)
+    const { state, commits } = slowStore()
+    commits.submit(add('one', 1))
     await tick()
-    commits.submit(() => 2)
+    commits.submit(add('two', 2))
     let idle = false
     const waiting = commits.idle().then(() => {
       idle = true

@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { appendFileSync, copyFileSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import type { Document } from '../../src/store/document.ts'
-import { DataFileError, openJsonFileStore } from '../../src/store/json-file.ts'
+import type { Document } from '../../src/store/document/document.ts'
+import { DataFileError, openJsonFileStore } from '../../src/store/json-file/json-file.ts'
 import type { Store } from '../../src/store/store.ts'
 import { removeDir, tempDir } from '../support/binary.ts'
 

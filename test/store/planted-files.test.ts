@@ -14,8 +14,8 @@ import {
   writeFileSync,
 } from 'node:fs'
 import { join } from 'node:path'
-import { DataFileError, openJsonFileStore } from '../../src/store/json-file.ts'
-import { lockDataFile } from '../../src/store/lock.ts'
+import { DataFileError, openJsonFileStore } from '../../src/store/json-file/json-file.ts'
+import { lockDataFile } from '../../src/store/json-file/lock.ts'
 import { StoreUnavailableError } from '../../src/store/store.ts'
 import { removeDir, tempDir } from '../support/binary.ts'
 

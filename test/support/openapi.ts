@@ -2,7 +2,7 @@ import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020.js'
 import addFormats from 'ajv-formats'
 import { createApp } from '../../src/app.ts'
 import type { OpenApiDocument, Operation, Response } from '../../src/docs/shapes.ts'
-import { openMemoryStore } from '../../src/store/memory.ts'
+import { openMemoryStore } from '../../src/store/document/memory.ts'
 
 const DOCUMENT_ID = 'openapi.json'
 

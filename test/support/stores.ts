@@ -1,7 +1,7 @@
 import { Low, Memory } from 'lowdb'
-import type { Document } from '../../src/store/document.ts'
-import { DocumentStore } from '../../src/store/document-store.ts'
-import type { Persistence } from '../../src/store/persistence.ts'
+import type { Document } from '../../src/store/document/document.ts'
+import { DocumentStore } from '../../src/store/document/document-store.ts'
+import type { Persistence } from '../../src/store/document/persistence.ts'
 
 /**
  * An in-memory store that counts its durable writes (group commits and whole-document replacements), and can be

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { createApp } from '../../src/app.ts'
 import { parseArgs, USAGE } from '../../src/config.ts'
-import { openMemoryStore } from '../../src/store/memory.ts'
+import { openMemoryStore } from '../../src/store/document/memory.ts'
 import { API_INDEX } from '../../src/web/entry-points.ts'
 
 const BROWSER = { accept: 'text/html' }

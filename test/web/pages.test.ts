@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { seedStore } from '../../src/seed/seed.ts'
-import { openMemoryStore } from '../../src/store/memory.ts'
+import { openMemoryStore } from '../../src/store/document/memory.ts'
 import { ARTISTS_PER_PAGE } from '../../src/web/catalogue-page.ts'
 import { testApp } from '../helpers.ts'
 

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { createApp } from '../../src/app.ts'
 import { problemTypes } from '../../src/http/problem-types.ts'
-import { openMemoryStore } from '../../src/store/memory.ts'
+import { openMemoryStore } from '../../src/store/document/memory.ts'
 import { prefersHtml } from '../../src/web/problem-routes.ts'
 
 const CHROMIUM_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8'

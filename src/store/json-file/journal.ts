@@ -1,7 +1,8 @@
 import { type FileHandle, rm } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import { Type as T } from '@sinclair/typebox'
-import { DocumentSchema, lazyCheck, type StoredDocument } from './document.ts'
+import { DocumentSchema, lazyCheck } from '../document/document.ts'
+import type { JournalEntry } from '../document/persistence.ts'
 import { syncDirectory } from './durable-file.ts'
 import { DataFileError } from './errors.ts'
 import { type FileSystem, nodeFileSystem, writeAll } from './file-system.ts'
@@ -17,8 +18,7 @@ import {
   randomSuffix,
 } from './owned-file.ts'
 
-/** The records one group commit created or changed (whole records: replay is an upsert), and the counters after it. */
-export type JournalEntry = Pick<StoredDocument, 'counters'> & Partial<Omit<StoredDocument, 'version' | 'counters'>>
+export type { JournalEntry }
 
 const { counters, artists, albums, users, credentials } = DocumentSchema.properties
 const checkEntry = lazyCheck(

@@ -1,7 +1,7 @@
 import { type Static, Type as T, type TSchema } from '@sinclair/typebox'
 import { type TypeCheck, TypeCompiler } from '@sinclair/typebox/compiler'
-import { type Album, StoredAlbum } from '../model/album.ts'
-import { type Artist, StoredArtist } from '../model/artist.ts'
+import { type Album, StoredAlbum } from '../../model/album.ts'
+import { type Artist, StoredArtist } from '../../model/artist.ts'
 
 const nullable = <S extends ReturnType<typeof T.String>>(schema: S) => T.Union([schema, T.Null()])
 const id = T.Integer({ minimum: 1 })

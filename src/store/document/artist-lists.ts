@@ -1,6 +1,6 @@
-import type { Artist } from '../model/artist.ts'
-import { type ArtistSort, compareKeys, fold, type ListQuery, nameKey } from '../model/search.ts'
-import type { Page, Slice } from './store.ts'
+import type { Artist } from '../../model/artist.ts'
+import { type ArtistSort, compareKeys, fold, type ListQuery, nameKey } from '../../model/search.ts'
+import type { Page, Slice } from '../store.ts'
 
 // Ends each folded name and band in the search text, so that no match runs from one into the next. Folded text never
 // holds it: `clean` removes it from names and queries alike.

@@ -1,5 +1,7 @@
 import type { Document, StoredDocument } from './document.ts'
-import type { JournalEntry } from './journal.ts'
+
+/** The records one group commit created or changed (whole records: replay is an upsert), and the counters after it. */
+export type JournalEntry = Pick<StoredDocument, 'counters'> & Partial<Omit<StoredDocument, 'version' | 'counters'>>
 
 /** The collections of the document. */
 export type Collection = 'artists' | 'albums' | 'users' | 'credentials'

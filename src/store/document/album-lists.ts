@@ -1,6 +1,6 @@
-import type { Album } from '../model/album.ts'
-import { type AlbumSort, compareKeys, fold, type ListQuery, nameKey } from '../model/search.ts'
-import type { Page, Slice } from './store.ts'
+import type { Album } from '../../model/album.ts'
+import { type AlbumSort, compareKeys, fold, type ListQuery, nameKey } from '../../model/search.ts'
+import type { Page, Slice } from '../store.ts'
 
 const folded = new WeakMap<Album, string>()
 

@@ -1,0 +1,97 @@
+import { type Credential, StoreUnavailableError } from '../store.ts'
+import type { Document } from './document.ts'
+import type { Collection, JournalEntry, Persistence, StoredRecord } from './persistence.ts'
+import type { Records, Rewind } from './records.ts'
+
+/**
+ * The changes of one group commit, and everything needed to make them durable or take them back: the records put
+ * since the batch opened (its journal entry), the counters and records as they were before it, and whether it
+ * replaced the whole document. A batch owns this state; the records it changes know nothing of it.
+ */
+export class Batch {
+  /** The records put in this batch, by id: its journal entry. */
+  private readonly changed = new Map<Collection, Map<number, StoredRecord>>()
+  private rewindTo: Rewind | undefined
+  private replacedAll = false
+
+  /** A batch of changes to `records`. */
+  constructor(private readonly records: Records) {}
+
+  /** Whether this batch has anything to make durable. */
+  get isEmpty(): boolean {
+    return !this.replacedAll && this.changed.size === 0
+  }
+
+  /** The id of a new record of `collection`, taken from its counter. */
+  nextId(collection: Collection): number {
+    this.rewind()
+    return this.records.nextId(collection)
+  }
+
+  /** Stores a new or changed record, to be journaled with this batch and taken back should it fail. */
+  put<C extends Collection>(name: C, record: Document[C][number]): void {
+    const previous = this.records.put(name, record)
+    if (previous) this.rewind().replaced.push([this.records.doc, name, previous])
+    this.record(name, record)
+  }
+
+  /**
+   * Stores a changed record that is bookkeeping (a credential's last use): journaled with this batch, never taken
+   * back on its own account.
+   */
+  note<C extends Collection>(name: C, record: Document[C][number]): void {
+    this.records.put(name, record)
+    this.record(name, record)
+  }
+
+  /**
+   * Removes credentials that can never be used again. Not journaled, and needing no undo: whatever state a dead
+   * credential was last written in is dead too, so the data file may keep it until its next compaction, and a
+   * rollback may leave it gone.
+   */
+  drop(dead: readonly Credential[]): void {
+    this.records.drop(dead)
+  }
+
+  /** Replaces the whole document (a restore): the batch then writes the whole document, not a journal entry. */
+  replaceDocument(document: Document): void {
+    const rewind = this.rewind()
+    const previous = this.records.replaceDocument(document)
+    rewind.document ??= previous
+    this.replacedAll = true
+  }
+
+  /** Makes the batch durable through `persistence`; rejects with {@link StoreUnavailableError} when it cannot. */
+  async persist(persistence: Persistence): Promise<void> {
+    if (this.isEmpty) return
+    try {
+      if (this.replacedAll) await persistence.replace(this.records.snapshot())
+      else await persistence.commit(this.entry(), () => this.records.snapshot())
+    } catch (error) {
+      throw new StoreUnavailableError(`the change could not be saved: ${(error as Error).message}`, { cause: error })
+    }
+  }
+
+  /** Takes the batch's changes back, after a failed {@link persist}. */
+  rollback(): void {
+    if (this.rewindTo) this.records.rewind(this.rewindTo)
+  }
+
+  private record(name: Collection, record: StoredRecord): void {
+    const changed = this.changed.get(name) ?? new Map<number, StoredRecord>()
+    this.changed.set(name, changed.set(record.id, record))
+  }
+
+  /** The rewind of this batch, begun at its first change that needs one. */
+  private rewind(): Rewind {
+    this.rewindTo ??= { counters: { ...this.records.doc.counters }, replaced: [] }
+    return this.rewindTo
+  }
+
+  private entry(): JournalEntry {
+    const entry: JournalEntry = { counters: { ...this.records.doc.counters } }
+    for (const [name, records] of this.changed)
+      (entry as Record<Collection, StoredRecord[]>)[name] = [...records.values()]
+    return entry
+  }
+}

@@ -1,0 +1,223 @@
+import type { Low } from 'lowdb'
+import { emailKey } from '../../model/email.ts'
+import type { AlbumSort, ArtistSort, ListQuery } from '../../model/search.ts'
+import {
+  type Album,
+  type Artist,
+  type CatalogueEntry,
+  type Credential,
+  type CredentialLimit,
+  CredentialLimitError,
+  DuplicateEmailError,
+  isDead,
+  type LoadOptions,
+  type New,
+  type Page,
+  type Slice,
+  type Snapshot,
+  type Store,
+  StoreUnavailableError,
+  type User,
+} from '../store.ts'
+import { listAlbums } from './album-lists.ts'
+import type { Batch } from './batch.ts'
+import { type Document, emptyDocument, type StoredDocument, withoutNulls } from './document.ts'
+import { type Change, GroupCommit } from './group-commit.ts'
+import type { Persistence } from './persistence.ts'
+import { Records } from './records.ts'
+
+// Records are rebuilt field by field so that the file and the responses always list fields in the same order. An
+// unset field holds undefined, which JSON leaves out: every record has the same shape in memory. A null from a
+// caller that still speaks the form of version 0.1 is unset too.
+const artistRecord = (id: number, { name, description, image, band }: New<Artist>): Artist => ({
+  id,
+  name,
+  description: description ?? undefined,
+  image: image ?? undefined,
+  band: band ?? undefined,
+})
+const albumRecord = (id: number, { artistId, name, year, image }: New<Album>): Album => ({
+  id,
+  artistId,
+  name,
+  year: year ?? undefined,
+  image: image ?? undefined,
+})
+
+/**
+ * The {@link Store} over one lowdb document held in memory ({@link Records}), for `:memory:` and for a JSON data
+ * file. Reads answer from memory. Changes go through a group commit: applied to the records in a batch, then
+ * persisted together (a journal append for a data file) and acknowledged once durable, or taken back and refused.
+ * The layers only call downwards: store → group commit → batch → records, and group commit → persistence.
+ */
+export class DocumentStore implements Store {
+  private readonly records: Records
+  private readonly commits: GroupCommit
+  private closed = false
+
+  /** Wraps a lowdb instance whose `data` has been read (null for a new store), persisted by `persistence`. */
+  constructor(
+    db: Low<Document>,
+    private readonly persistence: Persistence,
+  ) {
+    // Files written by version 0.1 said null for unset fields; the store holds and serves them left out.
+    db.data = db.data ? withoutNulls(db.data as unknown as StoredDocument) : emptyDocument()
+    this.records = new Records(db)
+    this.commits = new GroupCommit(this.records, persistence)
+  }
+
+  /** Applies `change` in the next group commit; resolves with its result once durable. */
+  private async change<T>(change: Change<T>): Promise<T> {
+    if (this.closed) throw new StoreUnavailableError('the store is closed')
+    return this.commits.submit(change)
+  }
+
+  readonly artists = {
+    get: async (id: number): Promise<Artist | undefined> => this.records.artist(id),
+    list: async (page: Page, query?: ListQuery<ArtistSort>): Promise<Slice<Artist>> => {
+      if (query?.q || (query?.sort && query.sort !== 'id')) return this.records.artistLists.list(page, query)
+      const { artists } = this.records.doc
+      return { items: artists.slice(page.offset, page.offset + page.limit), total: artists.length }
+    },
+    insert: (fields: New<Artist>): Promise<Artist> =>
+      this.change((batch) => {
+        const artist = artistRecord(batch.nextId('artists'), fields)
+        batch.put('artists', artist)
+        return artist
+      }),
+    replace: (artist: Artist): Promise<Artist | undefined> =>
+      this.change((batch) => {
+        if (!this.records.artist(artist.id)) return undefined
+        const record = artistRecord(artist.id, artist)
+        batch.put('artists', record)
+        return record
+      }),
+  }
+
+  readonly albums = {
+    get: async (id: number): Promise<Album | undefined> => this.records.album(id),
+    listByArtist: async (
+      artistId: number,
+      page: Page,
+      query: ListQuery<AlbumSort> = {},
+    ): Promise<Slice<Album> | undefined> => {
+      const albums = this.records.albumsOf(artistId)
+      return albums && listAlbums(albums, page, query)
+    },
+    insert: (fields: New<Album>): Promise<Album | undefined> =>
+      this.change((batch) => {
+        if (!this.records.artist(fields.artistId)) return undefined
+        const album = albumRecord(batch.nextId('albums'), fields)
+        batch.put('albums', album)
+        return album
+      }),
+  }
+
+  readonly users = {
+    get: async (id: number): Promise<User | undefined> => this.records.user(id),
+    findByEmail: async (email: string): Promise<User | undefined> => this.records.userByEmailKey(emailKey(email)),
+    insert: (fields: New<User>): Promise<User> =>
+      this.change((batch) => {
+        // Checked and claimed in one step of the commit, so two concurrent sign-ups cannot both pass.
+        if (this.records.userByEmailKey(emailKey(fields.email))) throw new DuplicateEmailError(fields.email)
+        const user = { id: batch.nextId('users'), ...fields }
+        batch.put('users', user)
+        return user
+      }),
+  }
+
+  readonly credentials = {
+    findByHash: async (hash: string): Promise<Credential | undefined> => this.records.credentialByHash(hash),
+    listByUser: async (userId: number): Promise<readonly Credential[]> => this.records.credentialsOf(userId),
+    insert: (fields: New<Credential>, limit?: CredentialLimit): Promise<Credential> =>
+      this.change((batch) => {
+        if (limit) this.makeRoom(batch, fields, limit)
+        const credential = { id: batch.nextId('credentials'), ...fields }
+        batch.put('credentials', credential)
+        return credential
+      }),
+    revoke: (id: number, at: string): Promise<Credential | undefined> =>
+      this.change((batch) => {
+        const credential = this.records.credential(id)
+        if (!credential || credential.revokedAt !== null) return credential
+        const revoked = { ...credential, revokedAt: at }
+        batch.put('credentials', revoked)
+        return revoked
+      }),
+    touch: (id: number, at: string): void => {
+      const credential = this.records.credential(id)
+      // Not a write of its own: the time rides along with the next commit, or is saved on close.
+      if (credential) this.commits.pending.note('credentials', { ...credential, lastUsedAt: at })
+    },
+    purge: (now: string): Promise<number> =>
+      this.change((batch) => {
+        const at = Date.parse(now)
+        const dead = this.records.doc.credentials.filter((credential) => isDead(credential, at))
+        batch.drop(dead)
+        return dead.length
+      }),
+  }
+
+  /**
+   * Enforces `limit` before the user gets a new credential of `kind`: purges the user's dead credentials, then
+   * refuses, or revokes the oldest live ones, so that the new one is at most the `max`th.
+   */
+  private makeRoom(batch: Batch, { userId, kind, createdAt }: New<Credential>, { max, whenFull }: CredentialLimit) {
+    const at = Date.parse(createdAt)
+    batch.drop(this.records.credentialsOf(userId).filter((credential) => isDead(credential, at)))
+    const live = this.records.credentialsOf(userId).filter((credential) => credential.kind === kind)
+    const excess = live.length - max + 1
+    if (excess <= 0) return
+    if (whenFull === 'refuse') throw new CredentialLimitError(max)
+    // Oldest first: the user's list is in id order, which is the order of creation.
+    for (const oldest of live.slice(0, excess)) batch.put('credentials', { ...oldest, revokedAt: createdAt })
+  }
+
+  async isEmpty(): Promise<boolean> {
+    return this.records.isEmpty()
+  }
+
+  /** The store can always serve: it answers from memory. */
+  async check(): Promise<void> {}
+
+  load(
+    catalogue: readonly CatalogueEntry[],
+    { cover, ifEmpty = false }: LoadOptions = {},
+  ): Promise<{ artists: number; albums: number } | undefined> {
+    const imageOf = (image: string | null | undefined, kind: 'artist' | 'album', id: number) =>
+      image !== undefined ? (image ?? undefined) : cover?.(kind, id)
+    return this.change((batch) => {
+      if (ifEmpty && !this.records.isEmpty()) return undefined
+      let albums = 0
+      for (const entry of catalogue) {
+        const artistId = batch.nextId('artists')
+        batch.put('artists', artistRecord(artistId, { ...entry, image: imageOf(entry.image, 'artist', artistId) }))
+        for (const fields of entry.albums) {
+          const id = batch.nextId('albums')
+          batch.put('albums', albumRecord(id, { ...fields, artistId, image: imageOf(fields.image, 'album', id) }))
+          albums += 1
+        }
+      }
+      return { artists: catalogue.length, albums }
+    })
+  }
+
+  async snapshot(): Promise<Snapshot> {
+    return structuredClone(this.records.doc) as unknown as Snapshot
+  }
+
+  restore(snapshot: Snapshot): Promise<void> {
+    return this.change((batch) => {
+      // A fresh copy each time, so the snapshot can be restored again.
+      batch.replaceDocument(structuredClone(snapshot as unknown as Document))
+    })
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    await this.commits.idle()
+    // Folds the journal into the data file, last-used times included.
+    await this.persistence.close(this.records.snapshot())
+  }
+}

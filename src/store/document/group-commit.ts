@@ -1,0 +1,89 @@
+import { Batch } from './batch.ts'
+import type { Persistence } from './persistence.ts'
+import type { Records } from './records.ts'
+
+/** A change to apply in a batch: it reads and changes records through the batch, and returns its result. */
+export type Change<T> = (batch: Batch) => T
+
+interface Pending {
+  change: Change<unknown>
+  resolve: (result: unknown) => void
+  reject: (error: unknown) => void
+}
+
+/**
+ * Lets every change that arrives while a commit is in flight share the next one, so that write throughput grows
+ * with concurrency instead of collapsing into one fsync per request. Changes are applied to the records one by one,
+ * in arrival order, when their batch starts; a change that throws fails alone. The batch is then persisted once:
+ * every change in it is acknowledged together, or rolled back and refused together.
+ *
+ * It drives the layers below it (the batch, the records, the persistence) and is called by the store above it,
+ * never the other way round.
+ *
+ * @example
+ * const commits = new GroupCommit(records, journalPersistence)
+ * const id = await commits.submit((batch) => batch.nextId('artists')) // resolves once the batch is durable
+ */
+export class GroupCommit {
+  private queue: Pending[] = []
+  private running: Promise<void> | undefined
+  /** The batch the next commit carries; bookkeeping (see {@link pending}) joins it before it starts. */
+  private next: Batch
+
+  /** Commits changes to `records`, made durable by `persistence`. */
+  constructor(
+    private readonly records: Records,
+    private readonly persistence: Persistence,
+  ) {
+    this.next = new Batch(records)
+  }
+
+  /** The batch the next commit will carry: for bookkeeping that rides along with it (`Batch.note`). */
+  get pending(): Batch {
+    return this.next
+  }
+
+  /** Applies `change` in the next batch and resolves with its result once the batch is durable. */
+  submit<T>(change: Change<T>): Promise<T> {
+    const { promise, resolve, reject } = Promise.withResolvers<T>()
+    this.queue.push({ change, resolve: resolve as (result: unknown) => void, reject })
+    this.running ??= this.drain()
+    return promise
+  }
+
+  /** Resolves when no change is pending or being persisted. */
+  async idle(): Promise<void> {
+    while (this.running) await this.running
+  }
+
+  private async drain(): Promise<void> {
+    // Start on the next microtask: changes submitted in the same tick join the first batch.
+    await null
+    try {
+      while (this.queue.length > 0) {
+        const batch = this.next
+        const applied: [Pending, unknown][] = []
+        for (const pending of this.queue.splice(0)) {
+          try {
+            applied.push([pending, pending.change(batch)])
+          } catch (error) {
+            pending.reject(error)
+          }
+        }
+        if (applied.length === 0) continue
+        // Bookkeeping from now on rides with the commit after this one.
+        this.next = new Batch(this.records)
+        try {
+          await batch.persist(this.persistence)
+        } catch (error) {
+          batch.rollback()
+          for (const [pending] of applied) pending.reject(error)
+          continue
+        }
+        for (const [pending, result] of applied) pending.resolve(result)
+      }
+    } finally {
+      this.running = undefined
+    }
+  }
+}

@@ -1,0 +1,199 @@
+import type { Low } from 'lowdb'
+import { emailKey } from '../../model/email.ts'
+import type { Album, Artist, Credential, User } from '../store.ts'
+import { ArtistLists } from './artist-lists.ts'
+import type { Document } from './document.ts'
+import { type Collection, indexById, type StoredRecord, upsert } from './persistence.ts'
+
+function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+  const list = map.get(key)
+  if (list) list.push(value)
+  else map.set(key, [value])
+}
+
+export const COLLECTIONS: readonly Collection[] = ['artists', 'albums', 'users', 'credentials']
+
+/** How many records of `records` (sorted by id) have an id of at most `id`. */
+function countUpTo(records: readonly { id: number }[], id: number): number {
+  let low = 0
+  let high = records.length
+  while (low < high) {
+    const middle = (low + high) >>> 1
+    if ((records[middle] as { id: number }).id <= id) low = middle + 1
+    else high = middle
+  }
+  return low
+}
+
+/** What puts records back as they were before a batch (see `Batch`), should persisting it fail. */
+export interface Rewind {
+  /** The counters before the batch: every record it added has a greater id. */
+  counters: Document['counters']
+  /** Records replaced, with the document that held them, in the order they were replaced. */
+  replaced: [Document, Collection, StoredRecord][]
+  /** The whole previous document, when the batch replaced it (a restore). */
+  document?: Document
+}
+
+/**
+ * The records of one lowdb document held in memory, with the indexes that keep reads independent of the catalogue's
+ * size. The lowest layer of the document store: it knows nothing of commits, and changes only when told to.
+ * Records are never edited in place: a change puts a new object, so snapshots are cheap and consistent, and caches
+ * derived from a record cannot go stale.
+ */
+export class Records {
+  readonly artistLists = new ArtistLists(() => this.doc.artists)
+  private albumsByArtistId = new Map<number, Album[]>()
+  private usersByEmail = new Map<string, User>()
+  private credentialsByHash = new Map<string, Credential>()
+  private credentialsByUser = new Map<number, Credential[]>()
+
+  /** Wraps a lowdb instance whose `data` holds the document. */
+  constructor(private readonly db: Low<Document>) {
+    this.index()
+  }
+
+  get doc(): Document {
+    return this.db.data
+  }
+
+  artist(id: number): Artist | undefined {
+    return this.doc.artists[indexById(this.doc.artists, id)]
+  }
+
+  album(id: number): Album | undefined {
+    return this.doc.albums[indexById(this.doc.albums, id)]
+  }
+
+  user(id: number): User | undefined {
+    return this.doc.users[indexById(this.doc.users, id)]
+  }
+
+  credential(id: number): Credential | undefined {
+    return this.doc.credentials[indexById(this.doc.credentials, id)]
+  }
+
+  /** The artist's albums in id order, or `undefined` when there is no such artist. */
+  albumsOf(artistId: number): readonly Album[] | undefined {
+    if (indexById(this.doc.artists, artistId) < 0) return undefined
+    return this.albumsByArtistId.get(artistId) ?? []
+  }
+
+  /** The user whose email has the folded form `key` (see `emailKey`). */
+  userByEmailKey(key: string): User | undefined {
+    return this.usersByEmail.get(key)
+  }
+
+  credentialByHash(hash: string): Credential | undefined {
+    return this.credentialsByHash.get(hash)
+  }
+
+  /** The user's credentials, in id order. */
+  credentialsOf(userId: number): readonly Credential[] {
+    return this.credentialsByUser.get(userId) ?? []
+  }
+
+  /** True when there is no artist, album or user. */
+  isEmpty(): boolean {
+    return this.doc.artists.length === 0 && this.doc.albums.length === 0 && this.doc.users.length === 0
+  }
+
+  /** Moves the counter of `collection` on, and returns the id it now gives. */
+  nextId(collection: Collection): number {
+    this.doc.counters[collection] += 1
+    return this.doc.counters[collection]
+  }
+
+  /** Stores a new or changed record, keeping the indexes up to date; returns the record it replaced. */
+  put<C extends Collection>(name: C, record: Document[C][number]): StoredRecord | undefined {
+    const previous = upsert(this.doc[name] as StoredRecord[], record)
+    if (name === 'artists')
+      if (previous) this.artistLists.replaced(previous as Artist, record as Artist)
+      else this.artistLists.appended(record as Artist)
+    if (name === 'albums' && !previous) push(this.albumsByArtistId, (record as Album).artistId, record as Album)
+    if (name === 'users') this.indexUser(record as User)
+    if (name === 'credentials') this.indexCredential(record as Credential, previous as Credential | undefined)
+    return previous
+  }
+
+  /** Removes credentials from the records and the indexes. */
+  drop(dead: readonly Credential[]): void {
+    if (dead.length === 0) return
+    const gone = new Set(dead)
+    const records = this.doc.credentials
+    let kept = 0
+    for (const record of records) if (!gone.has(record)) records[kept++] = record
+    records.length = kept
+    const users = new Set<number>()
+    for (const credential of dead) {
+      if (this.credentialsByHash.get(credential.hash) === credential) this.credentialsByHash.delete(credential.hash)
+      users.add(credential.userId)
+    }
+    for (const userId of users) {
+      const remaining = (this.credentialsByUser.get(userId) ?? []).filter((credential) => !gone.has(credential))
+      if (remaining.length > 0) this.credentialsByUser.set(userId, remaining)
+      else this.credentialsByUser.delete(userId)
+    }
+  }
+
+  /** Replaces the whole document (a restore); returns the one it replaced. */
+  replaceDocument(document: Document): Document {
+    const previous = this.doc
+    this.db.data = document
+    this.index()
+    return previous
+  }
+
+  /** Puts the records back as `rewind` says they were. */
+  rewind({ counters, replaced, document }: Rewind): void {
+    if (document) this.db.data = document
+    // By id, not by position: a purge in the batch may have removed records from the middle of a collection.
+    for (const name of COLLECTIONS) this.doc[name].length = countUpTo(this.doc[name], counters[name])
+    for (const [holder, name, previous] of replaced.toReversed())
+      if (holder === this.doc) upsert(this.doc[name] as StoredRecord[], previous)
+    this.doc.counters = counters
+    this.index()
+  }
+
+  /** The document as it is now, in fresh arrays of the (unchanging) records: safe to write while changes go on. */
+  snapshot(): Document {
+    const { version, counters, artists, albums, users, credentials } = this.doc
+    return {
+      version,
+      counters: { ...counters },
+      artists: artists.slice(),
+      albums: albums.slice(),
+      users: users.slice(),
+      credentials: credentials.slice(),
+    }
+  }
+
+  private index(): void {
+    this.artistLists.reset()
+    this.albumsByArtistId = new Map()
+    for (const album of this.doc.albums) push(this.albumsByArtistId, album.artistId, album)
+    this.usersByEmail = new Map()
+    for (const user of this.doc.users) this.indexUser(user)
+    this.credentialsByHash = new Map()
+    this.credentialsByUser = new Map()
+    for (const credential of this.doc.credentials) this.indexCredential(credential)
+  }
+
+  private indexCredential(credential: Credential, previous?: Credential): void {
+    this.credentialsByHash.set(credential.hash, credential)
+    const list = this.credentialsByUser.get(credential.userId)
+    const at = previous && list ? list.indexOf(previous) : -1
+    if (list && at >= 0) list[at] = credential
+    else push(this.credentialsByUser, credential.userId, credential)
+  }
+
+  /**
+   * Indexes a user by the folded form of the email. Files written before emails were folded may hold look-alike
+   * addresses of two users: the first registered keeps the address, as it would have had the check existed.
+   */
+  private indexUser(user: User): void {
+    const key = emailKey(user.email)
+    const current = this.usersByEmail.get(key)
+    if (!current || current.id === user.id) this.usersByEmail.set(key, user)
+  }
+}
