@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia'
 import type { authGuard } from '../auth/guard.ts'
 import { anyCredential, publicAccess } from '../docs/security.ts'
-import { jsonResponse, recordJson } from '../http/json.ts'
+import { recordResponse } from '../http/json.ts'
 import { keptQuery, Paginated, pageOf, paginator } from '../http/pagination.ts'
 import { described, problemResponses } from '../http/responses.ts'
 import { Album, AlbumInput } from '../model/album.ts'
@@ -42,8 +42,8 @@ export const albumRoutes = (catalogue: Catalogue, guard: ReturnType<typeof authG
     )
     .get(
       '/:albumId',
-      async ({ params }) =>
-        jsonResponse(recordJson(await catalogue.getAlbum(Number(params.artistId), Number(params.albumId)))),
+      ({ params }) =>
+        catalogue.getAlbum(Number(params.artistId), Number(params.albumId)).then<Response>(recordResponse),
       {
         params: AlbumIdParams,
         response: { 200: described(Album, 'The album.'), ...problemResponses(400, 404) },

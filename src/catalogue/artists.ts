@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia'
 import type { authGuard } from '../auth/guard.ts'
 import { anyCredential, publicAccess } from '../docs/security.ts'
-import { jsonResponse, recordJson } from '../http/json.ts'
+import { recordResponse } from '../http/json.ts'
 import { keptQuery, Paginated, pageOf, paginator } from '../http/pagination.ts'
 import { deprecated } from '../http/problem.ts'
 import { described, problemResponses } from '../http/responses.ts'
@@ -44,22 +44,18 @@ export const artistRoutes = (catalogue: Catalogue, guard: ReturnType<typeof auth
         },
       },
     )
-    .get(
-      '/:artistId',
-      async ({ params }) => jsonResponse(recordJson(await catalogue.getArtist(Number(params.artistId)))),
-      {
-        params: ArtistIdParams,
-        response: { 200: described(Artist, 'The artist.'), ...problemResponses(400, 404) },
-        detail: {
-          operationId: 'getArtist',
-          summary: 'Get one artist',
-          description:
-            'One artist by id. An id that is not a positive integer is 400; a well-formed id no artist has is 404.',
-          tags: ['Artists'],
-          security: publicAccess,
-        },
+    .get('/:artistId', ({ params }) => catalogue.getArtist(Number(params.artistId)).then<Response>(recordResponse), {
+      params: ArtistIdParams,
+      response: { 200: described(Artist, 'The artist.'), ...problemResponses(400, 404) },
+      detail: {
+        operationId: 'getArtist',
+        summary: 'Get one artist',
+        description:
+          'One artist by id. An id that is not a positive integer is 400; a well-formed id no artist has is 404.',
+        tags: ['Artists'],
+        security: publicAccess,
       },
-    )
+    })
     .post(
       '',
       async ({ body, set }) => {

@@ -23,10 +23,12 @@ export class Catalogue {
   }
 
   /** The artist with `id`. */
-  async getArtist(id: number): Promise<Artist> {
-    const artist = await this.store.artists.get(id)
-    if (!artist) throw unknownArtist(id)
-    return artist
+  getArtist(id: number): Promise<Artist> {
+    // A `then`, not an async function: the busiest route pays for one promise less.
+    return this.store.artists.get(id).then((artist) => {
+      if (!artist) throw unknownArtist(id)
+      return artist
+    })
   }
 
   /** Adds an artist; the id is assigned here, whatever the client sent. */

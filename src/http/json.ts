@@ -20,3 +20,6 @@ export function recordJson(record: object): string {
 
 /** A 200 answer carrying JSON that is already serialised: the hot read paths skip serialising per request. */
 export const jsonResponse = (body: string | Uint8Array) => new Response(body, { headers: JSON_HEADERS })
+
+/** A 200 answer carrying a stored artist or album (see {@link recordJson}). */
+export const recordResponse = (record: object) => jsonResponse(recordJson(record))
