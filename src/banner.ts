@@ -1,5 +1,6 @@
 import { resolve } from 'node:path'
-import { IN_MEMORY } from './store/open-store.ts'
+import { IN_MEMORY, isDatabaseUrl } from './store/open-store.ts'
+import { redactUrl } from './store/sql/connect.ts'
 
 /** What the banner tells a person about the server that just started. */
 export interface BannerFacts {
@@ -7,7 +8,7 @@ export interface BannerFacts {
   url: string
   /** Whether the web pages are served (`--no-ui` turns them off). */
   ui: boolean
-  /** The `--data` value: a file path or `:memory:`. */
+  /** The `--data` value: a file path, `:memory:` or a database URL. */
   data: string
   /** Whether anyone may create an account. */
   signup: boolean
@@ -16,6 +17,7 @@ export interface BannerFacts {
 /** Where the data lives and what kind of store keeps it, in words. */
 function describeData(data: string): string {
   if (data === IN_MEMORY) return 'in memory (--data :memory:): everything is gone when the process stops'
+  if (isDatabaseUrl(data)) return `${redactUrl(data)} (a database, shared by every replica started on it)`
   return `${resolve(data)} (a JSON file, with its journal beside it)`
 }
 

@@ -1,4 +1,4 @@
-import { IN_MEMORY } from './store/open-store.ts'
+import { IN_MEMORY, isDatabaseUrl } from './store/open-store.ts'
 
 /** How the server logs: human-readable lines, one JSON object per line, or nothing. */
 export type LogMode = 'pretty' | 'json' | 'off'
@@ -7,8 +7,12 @@ export type LogMode = 'pretty' | 'json' | 'off'
 export interface Config {
   port: number
   host: string
-  /** A data file path, or `:memory:`. */
+  /** A data file path, `:memory:`, or a `postgres://` URL of a database shared by replicas. */
   data: string
+  /** Connections in the database pool (`--db-pool`); the SQL store's default if unset. */
+  dbPool?: number
+  /** How long to wait for an unreachable database at start (`--db-wait`), in milliseconds. */
+  dbWaitMs: number
   /** `true` for the built-in catalogue, a path for a catalogue file of the same format, `false` for none. */
   seed: boolean | string
   apiKeys: string[]
@@ -51,7 +55,12 @@ A catalogue of legendary Argentine rock artists and their albums, served as a RE
 Options (each can also be set by the environment variable shown):
   --port N              port to listen on; 0 picks a free one (PORT, default 3000)
   --host ADDR           address to listen on (HOST, default 127.0.0.1)
-  --data FILE|:memory:  JSON data file, or :memory: for no file (ROCK_LEGENDS_DATA, default ./data/db.json)
+  --data FILE|:memory:|postgres://…
+                        JSON data file, :memory: for no file, or a PostgreSQL or CockroachDB database that
+                        several replicas share (ROCK_LEGENDS_DATA, default ./data/db.json)
+  --db-pool N           connections to the database, per replica (ROCK_LEGENDS_DB_POOL, default 10)
+  --db-wait DURATION    how long to wait at start for a database that cannot be reached, e.g. 10s, 2m
+                        (ROCK_LEGENDS_DB_WAIT, default 10s)
   --seed [FILE]         fill an empty store with the built-in catalogue, or with FILE (ROCK_LEGENDS_SEED)
   --api-key KEY         a service key that may write; repeatable (ROCK_LEGENDS_API_KEYS, comma-separated)
   --token-ttl DURATION  lifetime of bearer tokens, e.g. 30m, 24h, 7d (ROCK_LEGENDS_TOKEN_TTL, default 24h)
@@ -164,6 +173,15 @@ function parseHealthcheck(argv: readonly string[], env: Record<string, string | 
   return { action: 'healthcheck', config: { url } }
 }
 
+const MAX_POOL = 1000
+
+function parsePool(text: string): number {
+  const pool = /^\d+$/.test(text.trim()) ? Number(text) : Number.NaN
+  if (!Number.isInteger(pool) || pool < 1 || pool > MAX_POOL)
+    throw new UsageError(`--db-pool must be a whole number of connections from 1 to ${MAX_POOL}, not "${text}"`)
+  return pool
+}
+
 /** The one-letter forms of the flags people type most. */
 const SHORT_FORMS: Record<string, string> = { '-h': '--help', '-v': '--version' }
 
@@ -171,7 +189,7 @@ const SHORT_FORMS: Record<string, string> = { '-h': '--help', '-v': '--version' 
 export function parseArgs(argv: readonly string[], env: Record<string, string | undefined> = {}): Invocation {
   if (argv[0] === 'healthcheck') return parseHealthcheck(argv.slice(1), env)
   const flags = new Map<string, string[]>()
-  const valued = new Set(['port', 'host', 'data', 'api-key', 'token-ttl', 'log', 'cors', 'delay'])
+  const valued = new Set(['port', 'host', 'data', 'api-key', 'token-ttl', 'log', 'cors', 'delay', 'db-pool', 'db-wait'])
   const bare = new Set(['seed', 'help', 'version', 'read-only', 'allow-reset', 'no-ui', 'no-signup'])
   for (let i = 0; i < argv.length; i++) {
     const arg = SHORT_FORMS[argv[i] as string] ?? (argv[i] as string)
@@ -195,10 +213,11 @@ export function parseArgs(argv: readonly string[], env: Record<string, string | 
   const last = (name: string, variable: string) => flags.get(name)?.at(-1) ?? env[variable]
   const on = (name: string, variable: string) => flags.has(name) || parseSwitch(env[variable] ?? '', variable)
   const data = last('data', 'ROCK_LEGENDS_DATA') ?? './data/db.json'
-  if (data.trim() === '') throw new UsageError('--data must name a file or :memory:')
-  // Not yet: the PostgreSQL store is being built (src/store/sql/). Refused, rather than taken for a file's name.
-  if (/^postgres(?:ql)?:\/\//i.test(data))
-    throw new UsageError('--data postgres://… is not supported by this version yet: use a file or :memory:')
+  if (data.trim() === '') throw new UsageError('--data must name a file, :memory: or a postgres:// URL')
+  const dbPool = last('db-pool', 'ROCK_LEGENDS_DB_POOL')
+  for (const flag of ['db-pool', 'db-wait'])
+    if (flags.has(flag) && !isDatabaseUrl(data))
+      throw new UsageError(`--${flag} applies to a database only: --data postgres://user@host/database`)
   const seed = last('seed', 'ROCK_LEGENDS_SEED')
   const apiKeys = flags.get('api-key') ?? list(env.ROCK_LEGENDS_API_KEYS ?? '')
   if (apiKeys.some((key) => key.trim() === '')) throw new UsageError('--api-key must not be empty')
@@ -208,6 +227,8 @@ export function parseArgs(argv: readonly string[], env: Record<string, string | 
       port: parsePort(last('port', 'PORT') ?? '3000'),
       host: last('host', 'HOST') || '127.0.0.1',
       data: data === IN_MEMORY ? IN_MEMORY : data,
+      dbPool: dbPool === undefined ? undefined : parsePool(dbPool),
+      dbWaitMs: parseDuration(last('db-wait', 'ROCK_LEGENDS_DB_WAIT') ?? '10s', '--db-wait'),
       seed: seed === undefined ? false : parseSeed(seed),
       apiKeys,
       tokenTtlMs: parseDuration(last('token-ttl', 'ROCK_LEGENDS_TOKEN_TTL') ?? '24h'),

@@ -7,9 +7,10 @@ import { printErrorLine, printLine } from './log.ts'
 import { SeedError } from './seed/seed-error.ts'
 import { startServer } from './server.ts'
 import { DataFileError, DataFileLockedError } from './store/json-file/errors.ts'
+import { DatabaseUnavailableError } from './store/store.ts'
 
 /** Errors that stop start-up with exit code 2 and one line, without a stack. */
-const STARTUP_ERRORS = [UsageError, DataFileError, DataFileLockedError, SeedError]
+const STARTUP_ERRORS = [UsageError, DataFileError, DataFileLockedError, SeedError, DatabaseUnavailableError]
 
 async function main(argv: string[]): Promise<void> {
   const invocation = parseArgs(argv, process.env)

@@ -10,8 +10,12 @@ export interface ServerOptions {
   /** Port to listen on; 0 (the default here) picks a free one. */
   port?: number
   host?: string
-  /** A JSON data file, or `:memory:` (the default here). */
+  /** A JSON data file, `:memory:` (the default here), or a `postgres://` URL of a database replicas share. */
   data?: string
+  /** Connections in the database pool (`--db-pool`), for a database URL. */
+  dbPool?: number
+  /** How long to wait at start for a database that cannot be reached (`--db-wait`), in milliseconds; 10 s. */
+  dbWaitMs?: number
   /** `true` for the built-in catalogue, or a catalogue file; only an empty store is seeded. */
   seed?: boolean | string
   apiKeys?: readonly string[]
@@ -74,11 +78,13 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     readOnly = false,
     allowReset = false,
     compactAfterBytes,
+    dbPool,
+    dbWaitMs,
     ui = true,
     signup = true,
   } = options
   const log = createLogger(mode)
-  const store = await openStore(data, { compactAfterBytes })
+  const store = await openStore(data, { compactAfterBytes, pool: dbPool, waitMs: dbWaitMs })
   try {
     if (seed !== false) {
       // The catalogue and its checks are loaded only when asked for.

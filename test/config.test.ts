@@ -15,6 +15,7 @@ const defaults: Config = {
   allowReset: false,
   ui: true,
   signup: true,
+  dbWaitMs: 10_000,
 }
 
 const run = (argv: string[], env: Record<string, string> = {}) => {
@@ -62,6 +63,22 @@ describe('parseArgs', () => {
     [['--allow-reset'], {}, { allowReset: true }],
     [[], { ROCK_LEGENDS_ALLOW_RESET: 'TRUE' }, { allowReset: true }],
     [[], { ROCK_LEGENDS_ALLOW_RESET: '0' }, { allowReset: false }],
+    [['--data', 'postgres://rl@db.example/catalogue'], {}, { data: 'postgres://rl@db.example/catalogue' }],
+    [
+      [],
+      { ROCK_LEGENDS_DATA: 'postgresql://rl@/rl?host=/run/postgresql' },
+      { data: 'postgresql://rl@/rl?host=/run/postgresql' },
+    ],
+    [
+      ['--data', 'postgres://db/rl', '--db-pool', '4', '--db-wait', '2m'],
+      {},
+      { data: 'postgres://db/rl', dbPool: 4, dbWaitMs: 120_000 },
+    ],
+    [
+      ['--data', 'postgres://db/rl'],
+      { ROCK_LEGENDS_DB_POOL: '20', ROCK_LEGENDS_DB_WAIT: '30s' },
+      { data: 'postgres://db/rl', dbPool: 20, dbWaitMs: 30_000 },
+    ],
   ] as [string[], Record<string, string>, Partial<Config>][])('%p with %p', (argv, env, expected) => {
     expect(run(argv, env)).toEqual({ ...defaults, ...expected })
   })
@@ -76,8 +93,11 @@ describe('parseArgs', () => {
     [['--token-ttl', 'soon']],
     [['--api-key', '']],
     [['--data', '']],
-    [['--data', 'postgres://rl@db.example/catalogue']],
-    [['--data', 'postgresql://rl@/catalogue?host=/run/postgresql']],
+    [['--db-pool', '4']],
+    [['--data', 'postgres://rl@db.example/catalogue', '--db-pool', '0']],
+    [['--data', 'postgres://rl@db.example/catalogue', '--db-pool', 'many']],
+    [['--data', 'postgres://rl@db.example/catalogue', '--db-wait', 'forever']],
+    [['--data', './db.json', '--db-wait', '30s']],
     [['--verbose']],
     [['serve']],
     [['--help=yes']],

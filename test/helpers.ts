@@ -1,6 +1,6 @@
 import { createApp } from '../src/app.ts'
-import { openMemoryStore } from '../src/store/document/memory.ts'
 import type { Store } from '../src/store/store.ts'
+import { testStore } from './support/backends.ts'
 import { expectDocumented } from './support/openapi.ts'
 
 /** The service key every in-process test app accepts. */
@@ -15,8 +15,11 @@ interface Call {
   headers?: Record<string, string>
 }
 
-/** An app over a fresh in-memory store (or `store`), and a helper to call it in-process. */
-export function testApp(store: Store = openMemoryStore(), options: { now?: () => Date } = {}) {
+/**
+ * An app over a fresh store of this run's backend (see `testStore`: in memory unless the run says PostgreSQL), or
+ * over `store`, and a helper to call it in-process.
+ */
+export function testApp(store: Store = testStore(), options: { now?: () => Date } = {}) {
   const errors: unknown[] = []
   const app = createApp({ store, apiKeys: [SERVICE_KEY], report: (_, error) => errors.push(error), ...options })
   /**

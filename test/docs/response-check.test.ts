@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { createApp } from '../../src/app.ts'
-import { openMemoryStore } from '../../src/store/memory.ts'
+import { openMemoryStore } from '../../src/store/document/memory.ts'
 import { type Answer, expectDocumented } from '../support/openapi.ts'
 
 const JSON_TYPE = { 'content-type': 'application/json;charset=utf-8' }

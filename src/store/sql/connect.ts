@@ -1,5 +1,8 @@
 import { SQL } from 'bun'
+import { DatabaseUnavailableError } from '../store.ts'
 import { sqlState } from './retry.ts'
+
+export { DatabaseUnavailableError }
 
 /** Whether a `--data` value names a database that speaks the PostgreSQL protocol rather than a file. */
 export const isSqlUrl = (data: string) => /^postgres(?:ql)?:\/\//i.test(data)
@@ -60,11 +63,6 @@ export function describeTarget(url: string): string {
   return `${parts.host || 'localhost'}:${port}, database ${database}`
 }
 
-/** Raised when the database cannot be reached or used at start-up; its message is one line, without secrets. */
-export class DatabaseUnavailableError extends Error {
-  override name = 'DatabaseUnavailableError'
-}
-
 const CAUSES: Record<string, string> = {
   ERR_POSTGRES_CONNECTION_REFUSED: 'the connection was refused (is the server running, and is this its address?)',
   ERR_POSTGRES_CONNECTION_TIMEOUT: 'the connection timed out',
@@ -88,6 +86,10 @@ export interface ConnectOptions {
   waitMs?: number
   /** The pause between attempts, in milliseconds. */
   retryMs?: number
+  /** How long one connection attempt may take, in milliseconds (whole seconds for Bun.SQL); `waitMs` by default. */
+  connectTimeoutMs?: number
+  /** Settings sent as each connection opens (`statement_timeout`, …): every connection of the pool gets them. */
+  settings?: Record<string, string | number | boolean>
 }
 
 /**
@@ -96,14 +98,20 @@ export interface ConnectOptions {
  * names the host, port, database and cause, never the password. Unix-socket URLs
  * (`postgres://user@/db?host=/run/postgresql`) and TLS (`?sslmode=require`) are Bun.SQL's own.
  */
-export async function connectSql(url: string, { pool = 10, waitMs = 10_000, retryMs = 250 }: ConnectOptions = {}) {
+export async function connectSql(url: string, options: ConnectOptions = {}) {
+  const { pool = 10, waitMs = 10_000, retryMs = 250, connectTimeoutMs = waitMs, settings } = options
   const started = Date.now()
   const deadline = started + waitMs
   for (let attempt = 1; ; attempt++) {
     let sql: SQL | undefined
     try {
       // Inside the try: Bun.SQL throws at once on a URL it cannot read, which must end in the same one line.
-      sql = new SQL({ url, max: pool, connectionTimeout: Math.max(1, Math.ceil(waitMs / 1000)) })
+      sql = new SQL({
+        url,
+        max: pool,
+        connectionTimeout: Math.max(1, Math.ceil(connectTimeoutMs / 1000)),
+        ...(settings && { connection: settings }),
+      })
       await sql`SELECT 1`
       return sql
     } catch (error) {

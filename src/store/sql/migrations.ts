@@ -15,7 +15,7 @@
  * 7. Nothing relies on `CREATE … IF NOT EXISTS` being race-free (it is not): DDL runs only under the lease, where
  *    IF NOT EXISTS just lets a migration that died half-way run again. The one table made outside the lease,
  *    `rl_schema` itself, tolerates a concurrent creator (42P07, 23505 or 42710).
- * 8. Plain types only: BIGINT, INT, TEXT, TIMESTAMPTZ; CHECK constraints instead of enum types.
+ * 8. Plain types only: BIGINT, INT, TEXT, BYTEA, TIMESTAMPTZ; CHECK constraints instead of enum types.
  * 9. One statement per string, no DDL and DML mixed on one table in one statement list: CockroachDB runs schema
  *    changes apart from the transaction's other writes.
  * A migration, once released, is never edited: a change is a new migration with the next number.
@@ -40,27 +40,36 @@ export const MIGRATIONS: readonly Migration[] = [
         applied_by TEXT NOT NULL,
         applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
       )`,
-      // The next id of each collection and the size of each list, kept in the transaction of every write:
-      // `meta.total` reads a row, never count(*).
+      // The last id of each collection (`artists`, `albums`, `users`, `credentials`) and the size of the artist list
+      // (`artists.count`), kept in the transaction of every write: `meta.total` reads a row, never count(*). Their
+      // rows are put by every replica as it opens (INSERT … ON CONFLICT DO NOTHING, sql-store.ts), not here: rule 9.
       `CREATE TABLE IF NOT EXISTS rl_counters (
         name TEXT PRIMARY KEY,
         value BIGINT NOT NULL
       )`,
+      // name_key: the name's order key (`nameKey`) in UTF-16BE, whose byte order is JavaScript's (rows.ts says why).
+      // folded_*: the name and band as a search compares them (`fold`). album_count: `meta.total` of the artist's
+      // albums, kept by every album insert.
       `CREATE TABLE IF NOT EXISTS rl_artists (
         id BIGINT PRIMARY KEY,
         name TEXT NOT NULL,
         description TEXT,
         image TEXT,
         band TEXT,
-        folded TEXT NOT NULL
+        name_key BYTEA NOT NULL,
+        folded_name TEXT NOT NULL,
+        folded_band TEXT NOT NULL,
+        album_count BIGINT NOT NULL
       )`,
+      'CREATE INDEX IF NOT EXISTS rl_artists_by_name ON rl_artists (name_key, id)',
       `CREATE TABLE IF NOT EXISTS rl_albums (
         id BIGINT PRIMARY KEY,
         artist_id BIGINT NOT NULL REFERENCES rl_artists (id),
         name TEXT NOT NULL,
         year INT,
         image TEXT,
-        folded TEXT NOT NULL
+        name_key BYTEA NOT NULL,
+        folded_name TEXT NOT NULL
       )`,
       'CREATE INDEX IF NOT EXISTS rl_albums_by_artist ON rl_albums (artist_id, id)',
       `CREATE TABLE IF NOT EXISTS rl_users (
@@ -82,7 +91,8 @@ export const MIGRATIONS: readonly Migration[] = [
         created_at TEXT NOT NULL,
         expires_at TEXT,
         last_used_at TEXT,
-        revoked_at TEXT
+        revoked_at TEXT,
+        expires_ms BIGINT
       )`,
       'CREATE UNIQUE INDEX IF NOT EXISTS rl_credentials_hash ON rl_credentials (hash)',
       'CREATE INDEX IF NOT EXISTS rl_credentials_by_user ON rl_credentials (user_id, id)',

@@ -1,0 +1,92 @@
+import type { SQL } from 'bun'
+import type { Album } from '../../model/album.ts'
+import type { Artist } from '../../model/artist.ts'
+import type { AlbumSort, ArtistSort, ListQuery } from '../../model/search.ts'
+import type { Page, Slice } from '../store.ts'
+import { albumNeedle, albumOf, artistNeedle, artistOf } from './rows.ts'
+
+// Orders as the document store's lists have them (artist-lists.ts, album-lists.ts): ties by id; `-name` is the name
+// order reversed, ties included; an album without a year comes last in both directions. Constants only: these are
+// the only text put into a query unescaped.
+const ARTIST_ORDERS: Record<ArtistSort, string> = { id: 'id', name: 'name_key, id', '-name': 'name_key DESC, id DESC' }
+const ALBUM_ORDERS: Record<AlbumSort, string> = {
+  id: 'id',
+  year: '(year IS NULL), year, id',
+  '-year': '(year IS NULL), year DESC, id',
+  name: 'name_key, id',
+}
+
+/**
+ * A page of the artists matching `query.q` (by folded name or band) in `query.sort` order, and their total: the
+ * `artists.count` counter without a search, the count of the matches with one. One statement, one round trip.
+ */
+export async function listArtists(sql: SQL, page: Page, query: ListQuery<ArtistSort>): Promise<Slice<Artist>> {
+  const needle = artistNeedle(query.q)
+  const order = sql.unsafe(ARTIST_ORDERS[query.sort ?? 'id'] ?? ARTIST_ORDERS.id)
+  const rows =
+    needle === ''
+      ? await sql`
+        SELECT c.value AS total, a.id, a.name, a.description, a.image, a.band
+        FROM rl_counters AS c LEFT JOIN LATERAL (
+          SELECT id, name, description, image, band FROM rl_artists
+          ORDER BY ${order} LIMIT ${page.limit} OFFSET ${page.offset}
+        ) AS a ON true
+        WHERE c.name = 'artists.count'`
+      : await sql`
+        SELECT t.total, a.id, a.name, a.description, a.image, a.band
+        FROM (
+          SELECT count(*) AS total FROM rl_artists
+          WHERE strpos(folded_name, ${needle}) > 0 OR strpos(folded_band, ${needle}) > 0
+        ) AS t LEFT JOIN LATERAL (
+          SELECT id, name, description, image, band FROM rl_artists
+          WHERE strpos(folded_name, ${needle}) > 0 OR strpos(folded_band, ${needle}) > 0
+          ORDER BY ${order} LIMIT ${page.limit} OFFSET ${page.offset}
+        ) AS a ON true`
+  return {
+    items: rows.filter((row: { id: unknown }) => row.id !== null).map(artistOf),
+    total: Number(rows[0]?.total ?? 0),
+  }
+}
+
+/**
+ * A page of an artist's albums matching `query`, and their total (the artist's `album_count`, or the count of the
+ * matches); `undefined` for an unknown artist.
+ */
+export async function listAlbums(
+  sql: SQL,
+  artistId: number,
+  page: Page,
+  query: ListQuery<AlbumSort>,
+): Promise<Slice<Album> | undefined> {
+  const needle = albumNeedle(query.q)
+  const order = sql.unsafe(ALBUM_ORDERS[query.sort ?? 'id'] ?? ALBUM_ORDERS.id)
+  if (needle.includes('\u0000')) {
+    // Folded names never hold U+0000 (no TEXT can, nor any parameter): such a search finds nothing.
+    const [known] = await sql`SELECT 1 AS known FROM rl_artists WHERE id = ${artistId}`
+    return known ? { items: [], total: 0 } : undefined
+  }
+  const rows =
+    needle === ''
+      ? await sql`
+        SELECT ar.album_count AS total, al.id, al.artist_id, al.name, al.year, al.image
+        FROM rl_artists AS ar LEFT JOIN LATERAL (
+          SELECT id, artist_id, name, year, image FROM rl_albums WHERE artist_id = ar.id
+          ORDER BY ${order} LIMIT ${page.limit} OFFSET ${page.offset}
+        ) AS al ON true
+        WHERE ar.id = ${artistId}`
+      : await sql`
+        SELECT
+          (SELECT count(*) FROM rl_albums WHERE artist_id = ar.id AND strpos(folded_name, ${needle}) > 0) AS total,
+          al.id, al.artist_id, al.name, al.year, al.image
+        FROM rl_artists AS ar LEFT JOIN LATERAL (
+          SELECT id, artist_id, name, year, image FROM rl_albums
+          WHERE artist_id = ar.id AND strpos(folded_name, ${needle}) > 0
+          ORDER BY ${order} LIMIT ${page.limit} OFFSET ${page.offset}
+        ) AS al ON true
+        WHERE ar.id = ${artistId}`
+  if (rows.length === 0) return undefined
+  return {
+    items: rows.filter((row: { id: unknown }) => row.id !== null).map(albumOf),
+    total: Number(rows[0]?.total ?? 0),
+  }
+}

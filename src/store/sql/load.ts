@@ -1,0 +1,51 @@
+import type { SQL } from 'bun'
+import type { CatalogueEntry, LoadOptions } from '../store.ts'
+import { albumRow, artistRow } from './rows.ts'
+import { insertRows } from './snapshot.ts'
+import { takeIds } from './writes.ts'
+
+/** Whether the store holds no artist, album or user, as `tx` sees it. */
+async function empty(tx: SQL): Promise<boolean> {
+  const [row] = await tx`
+    SELECT EXISTS (SELECT 1 FROM rl_artists) OR EXISTS (SELECT 1 FROM rl_albums) OR EXISTS (SELECT 1 FROM rl_users)
+      AS filled`
+  return !row?.filled
+}
+
+/**
+ * Adds a catalogue in `tx`, with ids from the counters of the same transaction and the images `options.cover`
+ * makes from them. With `ifEmpty`, the counters of artists, albums and users are locked first (every insert of
+ * those updates one of them), so that of many replicas seeding one empty database at once, one loads and the
+ * others, once it committed, find it filled.
+ */
+export async function loadCatalogue(
+  tx: SQL,
+  catalogue: readonly CatalogueEntry[],
+  { cover, ifEmpty = false }: LoadOptions,
+): Promise<{ artists: number; albums: number } | undefined> {
+  if (ifEmpty) {
+    await tx`SELECT value FROM rl_counters WHERE name IN ('albums', 'artists', 'users') ORDER BY name FOR UPDATE`
+    // A statement after the lock: under READ COMMITTED, it sees what a seeder before us committed.
+    if (!(await empty(tx))) return undefined
+  }
+  const imageOf = (image: string | null | undefined, kind: 'artist' | 'album', id: number) =>
+    image !== undefined ? (image ?? undefined) : cover?.(kind, id)
+  const albumTotal = catalogue.reduce((sum, entry) => sum + entry.albums.length, 0)
+  if (catalogue.length === 0) return { artists: 0, albums: 0 }
+  await tx`UPDATE rl_counters SET value = value + ${catalogue.length} WHERE name = 'artists.count'`
+  let artistId = await takeIds(tx, 'artists', catalogue.length)
+  let albumId = albumTotal > 0 ? await takeIds(tx, 'albums', albumTotal) : 0
+  const artists = []
+  const albums = []
+  for (const { albums: entries, ...entry } of catalogue) {
+    const id = artistId++
+    artists.push(artistRow(id, { ...entry, image: imageOf(entry.image, 'artist', id) }, entries.length))
+    for (const fields of entries) {
+      const album = albumId++
+      albums.push(albumRow(album, { ...fields, artistId: id, image: imageOf(fields.image, 'album', album) }))
+    }
+  }
+  await insertRows(tx, 'rl_artists', artists)
+  await insertRows(tx, 'rl_albums', albums)
+  return { artists: catalogue.length, albums: albumTotal }
+}

@@ -1,0 +1,348 @@
+import { hostname } from 'node:os'
+import type { SQL } from 'bun'
+import type { Album } from '../../model/album.ts'
+import type { Artist } from '../../model/artist.ts'
+import { emailKey } from '../../model/email.ts'
+import type { AlbumSort, ArtistSort, ListQuery } from '../../model/search.ts'
+import {
+  type CatalogueEntry,
+  type Credential,
+  type CredentialLimit,
+  DatabaseUnavailableError,
+  DuplicateEmailError,
+  type LoadOptions,
+  type New,
+  type Page,
+  type Slice,
+  type Snapshot,
+  type Store,
+  StoreUnavailableError,
+  type User,
+} from '../store.ts'
+import { causeOf, connectSql, describeTarget } from './connect.ts'
+import { insertCredential, purgeCredentials, revokeCredential } from './credentials.ts'
+import { isStaleConnection, storeError, within } from './faults.ts'
+import { listAlbums, listArtists } from './lists.ts'
+import { loadCatalogue } from './load.ts'
+import { migrate } from './migrate.ts'
+import { inTransaction, sqlState } from './retry.ts'
+import { ALBUM_COLUMNS, ARTIST_COLUMNS, albumOf, artistOf, artistRow, credentialOf, userOf, userRow } from './rows.ts'
+import { dump, RESET_POINT, replaceAll, type SnapshotDocument } from './snapshot.ts'
+import { type Transact, takeIds, WriteBatcher } from './writes.ts'
+
+/** The counters every store needs, put by each replica as it opens (idempotent, safe against each other). */
+const COUNTERS = ['artists', 'albums', 'users', 'credentials', 'artists.count']
+
+/** An id the tables can hold; any other cannot name a record. */
+const validId = (id: number) => Number.isSafeInteger(id) && id > 0
+
+/** How an SQL store behaves; see {@link openSqlStore}. */
+export interface SqlStoreOptions {
+  /** Connections in the pool (`--db-pool`). */
+  pool?: number
+  /** How long to wait for an unreachable database at start (`--db-wait`), in ms. */
+  waitMs?: number
+  /** How long one statement may run before the server cancels it (`statement_timeout`), in ms. */
+  statementTimeoutMs?: number
+  /** How long one connection attempt may take, in ms (rounded up to whole seconds). */
+  connectTimeoutMs?: number
+  /** How long `check()` waits for `SELECT 1`, in ms. */
+  checkTimeoutMs?: number
+  /** How often credential uses (`touch`) are saved when no write carries them, in ms. */
+  touchFlushMs?: number
+  /** Who this replica is, in the migration records: host and process id by default. */
+  owner?: string
+}
+
+/**
+ * Opens the store over the database at `url`: connects (waiting up to `waitMs` for it), brings the schema to this
+ * build's version (one replica migrates, the others wait), and makes sure the counters exist. Every connection runs
+ * with `statement_timeout` (a startup parameter of each connection, so it holds on every one the pool opens).
+ */
+export async function openSqlStore(url: string, options: SqlStoreOptions = {}): Promise<SqlStore> {
+  const { pool = 10, waitMs = 10_000, statementTimeoutMs = 5000, connectTimeoutMs = 3000 } = options
+  const sql = await connectSql(url, {
+    pool,
+    waitMs,
+    connectTimeoutMs: Math.min(connectTimeoutMs, waitMs),
+    // A transaction left open by a client that vanished frees its locks too.
+    settings: {
+      statement_timeout: statementTimeoutMs,
+      idle_in_transaction_session_timeout: Math.max(2 * statementTimeoutMs, 10_000),
+    },
+  })
+  try {
+    await migrate(sql, { owner: options.owner ?? `${hostname()}:${process.pid}`, waitMs: Math.max(waitMs, 60_000) })
+    const rows = COUNTERS.map((name) => ({ name, value: 0 }))
+    await sql`INSERT INTO rl_counters ${sql(rows)} ON CONFLICT (name) DO NOTHING`
+  } catch (error) {
+    await sql.close().catch(() => {})
+    throw storeError(error, describeTarget(url))
+  }
+  return new SqlStore(sql, url, { ...options, statementTimeoutMs })
+}
+
+/**
+ * The {@link Store} over a database that speaks the PostgreSQL protocol (PostgreSQL 13+, CockroachDB), shared by
+ * any number of replicas: everything lives in the database, nothing in the process but credential uses not yet
+ * saved (see `touch`).
+ *
+ * - Ids and `meta.total` come from `rl_counters` rows (and each artist's `album_count`), updated in the transaction
+ *   of the write: concurrent creates on two replicas never share an id, and no list counts its table.
+ * - Artist and album inserts are batched (writes.ts): those that arrive while a transaction is in flight share the
+ *   next one. Every other write is a transaction of its own, retried on serialization failures (retry.ts).
+ * - Searches and name orders use columns computed by the app with the document store's own rules (rows.ts), so both
+ *   stores answer alike.
+ * - The reset point (`snapshot`) is a row of `rl_snapshots`, taken by the first replica that asks and shared by all:
+ *   `restore` on any replica brings every replica back to that same state, in one transaction.
+ * - Faults: a lost or unreachable database, or a statement past its timeout, fail with `DatabaseUnavailableError`
+ *   naming host, port and cause (never the password), within a few seconds; the pool reconnects by itself when the
+ *   database is back.
+ */
+export class SqlStore implements Store {
+  private readonly writes: WriteBatcher
+  private readonly target: string
+  private readonly deadlineMs: number
+  private readonly checkTimeoutMs: number
+  private readonly timer: ReturnType<typeof setInterval>
+  private closed = false
+
+  /** A store over the pool `sql`, opened on `url` (migrated and with its counters); see {@link openSqlStore}. */
+  constructor(
+    private readonly sql: SQL,
+    url: string,
+    options: SqlStoreOptions = {},
+  ) {
+    this.target = describeTarget(url)
+    // A statement the server did not cancel in time: the connection itself is stuck (a network that went silent).
+    this.deadlineMs = (options.statementTimeoutMs ?? 5000) + 1000
+    this.checkTimeoutMs = options.checkTimeoutMs ?? 2000
+    this.writes = new WriteBatcher(this.transact, (error) => storeError(error, this.target))
+    this.timer = setInterval(() => this.writes.flush().catch(() => {}), options.touchFlushMs ?? 2000)
+    this.timer.unref?.()
+  }
+
+  /** How many batch transactions this store has committed: for tests and the bench, to see batching work. */
+  get batchTransactions(): number {
+    return this.writes.transactions
+  }
+
+  /**
+   * Runs `work` in a transaction, retried on serialization failures, and once more when the connection it got had
+   * died while idle (the database restarted) before the work was done: nothing was committed then.
+   */
+  private readonly transact: Transact = async (work) => {
+    for (let attempt = 1; ; attempt++) {
+      let done = false
+      try {
+        return await inTransaction(this.sql, async (tx) => {
+          const result = await work(tx)
+          done = true
+          return result
+        })
+      } catch (error) {
+        if (done || attempt > 1 || !isStaleConnection(error)) throw error
+      }
+    }
+  }
+
+  /** Runs `operation` within the deadline, its errors as the store reports them. */
+  private async guard<T>(operation: () => Promise<T>): Promise<T> {
+    if (this.closed) throw new StoreUnavailableError('the store is closed')
+    try {
+      return await within(operation(), this.deadlineMs, this.target)
+    } catch (error) {
+      throw storeError(error, this.target)
+    }
+  }
+
+  /** A read, tried again once on a connection that died while idle. */
+  private read<T>(query: () => Promise<T>): Promise<T> {
+    return this.guard(async () => {
+      try {
+        return await query()
+      } catch (error) {
+        if (!isStaleConnection(error)) throw error
+        return await query()
+      }
+    })
+  }
+
+  /** A write of its own: one transaction. */
+  private write<T>(work: (tx: SQL) => Promise<T>): Promise<T> {
+    return this.guard(() => this.transact(work))
+  }
+
+  /** The credential with the use recorded here and not yet saved, as the document store would show it. */
+  private withTouch(credential: Credential): Credential {
+    const at = this.writes.pendingTouch(credential.id)
+    if (at !== undefined) credential.lastUsedAt = at
+    return credential
+  }
+
+  readonly artists = {
+    get: (id: number): Promise<Artist | undefined> =>
+      this.read(async () => {
+        if (!validId(id)) return undefined
+        const [row] = await this.sql.unsafe(`SELECT ${ARTIST_COLUMNS} FROM rl_artists WHERE id = $1`, [id])
+        return row ? artistOf(row) : undefined
+      }),
+    list: (page: Page, query: ListQuery<ArtistSort> = {}): Promise<Slice<Artist>> =>
+      this.read(() => listArtists(this.sql, page, query)),
+    insert: (fields: New<Artist>): Promise<Artist> => this.guard(() => this.writes.insertArtist(fields)),
+    replace: (artist: Artist): Promise<Artist | undefined> => {
+      if (!validId(artist.id)) return Promise.resolve(undefined)
+      return this.write(async (tx) => {
+        const row = artistRow(artist.id, artist)
+        const [found] = await tx`
+          UPDATE rl_artists SET name = ${row.name}, description = ${row.description}, image = ${row.image},
+            band = ${row.band}, name_key = ${row.name_key}, folded_name = ${row.folded_name},
+            folded_band = ${row.folded_band}
+          WHERE id = ${row.id} RETURNING id`
+        return found ? artistOf(row) : undefined
+      })
+    },
+  }
+
+  readonly albums = {
+    get: (id: number): Promise<Album | undefined> =>
+      this.read(async () => {
+        if (!validId(id)) return undefined
+        const [row] = await this.sql.unsafe(`SELECT ${ALBUM_COLUMNS} FROM rl_albums WHERE id = $1`, [id])
+        return row ? albumOf(row) : undefined
+      }),
+    listByArtist: (
+      artistId: number,
+      page: Page,
+      query: ListQuery<AlbumSort> = {},
+    ): Promise<Slice<Album> | undefined> =>
+      validId(artistId) ? this.read(() => listAlbums(this.sql, artistId, page, query)) : Promise.resolve(undefined),
+    insert: (fields: New<Album>): Promise<Album | undefined> =>
+      validId(fields.artistId) ? this.guard(() => this.writes.insertAlbum(fields)) : Promise.resolve(undefined),
+  }
+
+  readonly users = {
+    get: (id: number): Promise<User | undefined> =>
+      this.read(async () => {
+        if (!validId(id)) return undefined
+        const [row] = await this.sql`SELECT * FROM rl_users WHERE id = ${id}`
+        return row ? userOf(row) : undefined
+      }),
+    findByEmail: (email: string): Promise<User | undefined> =>
+      this.read(async () => {
+        const [row] = await this.sql`SELECT * FROM rl_users WHERE email_key = ${emailKey(email)}`
+        return row ? userOf(row) : undefined
+      }),
+    insert: (fields: New<User>): Promise<User> =>
+      this.write(async (tx) => {
+        const row = userRow(await takeIds(tx, 'users', 1), fields, emailKey(fields.email))
+        await tx`INSERT INTO rl_users ${tx(row)}`
+        return userOf(row)
+      }).catch((error: unknown) => {
+        // The unique index on the folded email: a concurrent sign-up on any replica loses here.
+        if (sqlState(error) === '23505') throw new DuplicateEmailError(fields.email)
+        throw error
+      }),
+  }
+
+  readonly credentials = {
+    findByHash: (hash: string): Promise<Credential | undefined> =>
+      this.read(async () => {
+        const [row] = await this.sql`SELECT * FROM rl_credentials WHERE hash = ${hash}`
+        return row ? this.withTouch(credentialOf(row)) : undefined
+      }),
+    listByUser: (userId: number): Promise<readonly Credential[]> =>
+      this.read(async () => {
+        if (!validId(userId)) return []
+        const rows = await this.sql`SELECT * FROM rl_credentials WHERE user_id = ${userId} ORDER BY id`
+        return rows.map((row: Record<string, unknown>) => this.withTouch(credentialOf(row)))
+      }),
+    insert: (fields: New<Credential>, limit?: CredentialLimit): Promise<Credential> =>
+      this.write((tx) => insertCredential(tx, fields, limit)),
+    revoke: (id: number, at: string): Promise<Credential | undefined> =>
+      validId(id)
+        ? this.write((tx) => revokeCredential(tx, id, at)).then((found) => found && this.withTouch(found))
+        : Promise.resolve(undefined),
+    touch: (id: number, at: string): void => {
+      // Not a write of its own: saved with the next batch, or by the timer, or on close.
+      if (!this.closed && validId(id)) this.writes.touch(id, at)
+    },
+    purge: (now: string): Promise<number> => this.write((tx) => purgeCredentials(tx, now)),
+  }
+
+  isEmpty(): Promise<boolean> {
+    return this.read(async () => {
+      const [row] = await this.sql`
+        SELECT EXISTS (SELECT 1 FROM rl_artists) OR EXISTS (SELECT 1 FROM rl_albums)
+          OR EXISTS (SELECT 1 FROM rl_users) AS filled`
+      return !row?.filled
+    })
+  }
+
+  load(
+    catalogue: readonly CatalogueEntry[],
+    options: LoadOptions = {},
+  ): Promise<{ artists: number; albums: number } | undefined> {
+    if (this.closed) return Promise.reject(new StoreUnavailableError('the store is closed'))
+    // No deadline: a large catalogue may take longer than one statement; each statement has its timeout.
+    return this.transact((tx) => loadCatalogue(tx, catalogue, options)).catch((error: unknown) => {
+      throw storeError(error, this.target)
+    })
+  }
+
+  /** The shared reset point: the state of the database when the first replica asked, saved in `rl_snapshots`. */
+  async snapshot(): Promise<Snapshot> {
+    if (this.closed) throw new StoreUnavailableError('the store is closed')
+    try {
+      const [taken] = await this.sql`SELECT 1 AS taken FROM rl_snapshots WHERE name = ${RESET_POINT}`
+      if (!taken)
+        await this.transact(async (tx) => {
+          // One consistent view of every table, however many writes run meanwhile.
+          await tx`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ`
+          const document = JSON.stringify(await dump(tx))
+          await tx`INSERT INTO rl_snapshots (name, document) VALUES (${RESET_POINT}, ${document}) ON CONFLICT (name) DO NOTHING`
+        })
+    } catch (error) {
+      throw storeError(error, this.target)
+    }
+    return { name: RESET_POINT } as unknown as Snapshot
+  }
+
+  /** Brings the database, for every replica, back to the reset point `snapshot` names, in one transaction. */
+  async restore(snapshot: Snapshot): Promise<void> {
+    if (this.closed) throw new StoreUnavailableError('the store is closed')
+    const { name } = snapshot as unknown as { name: string }
+    try {
+      await this.transact(async (tx) => {
+        const [row] = await tx`SELECT document FROM rl_snapshots WHERE name = ${name}`
+        if (!row) throw new Error(`there is no reset point named ${name}`)
+        await replaceAll(tx, JSON.parse(row.document) as SnapshotDocument, emailKey)
+      })
+    } catch (error) {
+      throw storeError(error, this.target)
+    }
+    // Their ids may name other credentials now.
+    this.writes.forgetTouches()
+  }
+
+  check(): Promise<void> {
+    return within(this.sql`SELECT 1`, this.checkTimeoutMs, this.target).then(
+      () => {},
+      (error: unknown) => {
+        const reported = storeError(error, this.target)
+        if (reported instanceof DatabaseUnavailableError) throw reported
+        throw new DatabaseUnavailableError(`the database at ${this.target} cannot serve: ${causeOf(error)}`, {
+          cause: error,
+        })
+      },
+    )
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    clearInterval(this.timer)
+    await this.writes.flush().catch(() => {})
+    await this.sql.close()
+  }
+}

@@ -1,0 +1,193 @@
+import type { SQL } from 'bun'
+import type { Album } from '../../model/album.ts'
+import type { Artist } from '../../model/artist.ts'
+import type { New } from '../store.ts'
+import { isUnavailable } from './faults.ts'
+import { sqlState } from './retry.ts'
+import { albumOf, albumRow, artistOf, artistRow } from './rows.ts'
+
+/** One insert waiting for its batch, with what settles its caller's promise. */
+type Pending =
+  | { kind: 'artist'; fields: New<Artist>; resolve: (artist: Artist) => void; reject: (error: unknown) => void }
+  | {
+      kind: 'album'
+      fields: New<Album>
+      resolve: (album: Album | undefined) => void
+      reject: (error: unknown) => void
+    }
+
+/** What a batch's transaction resolves each pending insert with, in the order of the batch. */
+type Outcome = Artist | Album | undefined
+
+/** Runs `work` in one transaction (with the store's retries); see `SqlStore`. */
+export type Transact = <T>(work: (tx: SQL) => Promise<T>) => Promise<T>
+
+/** Last ids `n` from the counter `name`, taken in the transaction `tx`: the first of them. */
+export async function takeIds(tx: SQL, name: string, n: number): Promise<number> {
+  const [row] = await tx`UPDATE rl_counters SET value = value + ${n} WHERE name = ${name} RETURNING value`
+  if (!row) throw new Error(`the counter ${name} is missing`)
+  return Number(row.value) - n + 1
+}
+
+/** Adds the artists of a batch: one counter update for their ids and the list's size, one multi-row INSERT. */
+async function insertArtists(tx: SQL, batch: readonly New<Artist>[]): Promise<Artist[]> {
+  const n = batch.length
+  await tx`UPDATE rl_counters SET value = value + ${n} WHERE name = 'artists.count'`
+  const first = await takeIds(tx, 'artists', n)
+  const rows = batch.map((fields, i) => artistRow(first + i, fields))
+  await tx`INSERT INTO rl_artists ${tx(rows)}`
+  return rows.map(artistOf)
+}
+
+/**
+ * Adds the albums of a batch whose artist exists (artists are never deleted, so the check holds once made), with
+ * their artists' album counts: `undefined` for the others, which do not fail the batch.
+ */
+async function insertAlbums(tx: SQL, batch: readonly New<Album>[]): Promise<(Album | undefined)[]> {
+  const perArtist = new Map<number, number>()
+  for (const { artistId } of batch) perArtist.set(artistId, (perArtist.get(artistId) ?? 0) + 1)
+  const artistIds = [...perArtist.keys()]
+  const known = new Set(
+    (
+      await tx`
+        UPDATE rl_artists AS a SET album_count = a.album_count + d.n
+        FROM unnest(${tx.array(artistIds, 'INT8')}::bigint[], ${tx.array([...perArtist.values()], 'INT4')}::int[]) AS d (id, n)
+        WHERE a.id = d.id
+        RETURNING a.id`
+    ).map((row: { id: string }) => Number(row.id)),
+  )
+  const accepted = batch.filter((fields) => known.has(fields.artistId))
+  if (accepted.length === 0) return batch.map(() => undefined)
+  let id = await takeIds(tx, 'albums', accepted.length)
+  const rows = accepted.map((fields) => albumRow(id++, fields))
+  await tx`INSERT INTO rl_albums ${tx(rows)}`
+  const albums = rows.map(albumOf)
+  let next = 0
+  return batch.map((fields) => (known.has(fields.artistId) ? albums[next++] : undefined))
+}
+
+/** Saves the last-used times of credentials; a credential gone meanwhile (purged, restored away) is skipped. */
+async function saveTouches(tx: SQL, touches: ReadonlyMap<number, string>): Promise<void> {
+  if (touches.size === 0) return
+  await tx`
+    UPDATE rl_credentials AS c SET last_used_at = d.at
+    FROM unnest(${tx.array([...touches.keys()], 'INT8')}::bigint[], ${tx.array([...touches.values()], 'TEXT')}::text[]) AS d (id, at)
+    WHERE c.id = d.id`
+}
+
+/** How many inserts one transaction takes at most: its INSERT stays well below PostgreSQL's 65,535 parameters. */
+const MAX_BATCH = 1000
+
+/**
+ * The write path of artist and album creation: inserts that arrive while a transaction is in flight wait and go
+ * together in the next one (one counter update, one multi-row INSERT per table), so that concurrent creates cost
+ * one commit, not one each, as the JSON store's group commit does. Each insert is acknowledged once its
+ * transaction commits. Credential uses (`touch`) ride along with the next transaction, or one of their own after
+ * `flush`. The batch owns its state; nothing here calls back into the store.
+ */
+export class WriteBatcher {
+  private queue: Pending[] = []
+  private touches = new Map<number, string>()
+  private running: Promise<void> | undefined
+  /** How many transactions this batcher has committed (tests and bench read it). */
+  transactions = 0
+
+  /** `transact` runs one transaction with retries; `failure` turns an error into what callers see. */
+  constructor(
+    private readonly transact: Transact,
+    private readonly failure: (error: unknown) => unknown,
+  ) {}
+
+  /** Adds an artist in the next batch; resolves once committed. */
+  insertArtist(fields: New<Artist>): Promise<Artist> {
+    return new Promise((resolve, reject) => this.enqueue({ kind: 'artist', fields, resolve, reject }))
+  }
+
+  /** Adds an album in the next batch; `undefined` when its artist does not exist. */
+  insertAlbum(fields: New<Album>): Promise<Album | undefined> {
+    return new Promise((resolve, reject) => this.enqueue({ kind: 'album', fields, resolve, reject }))
+  }
+
+  /** Records a credential's use, saved with the next transaction (or `flush`). */
+  touch(id: number, at: string): void {
+    this.touches.set(id, at)
+  }
+
+  /** The last use recorded for a credential and not yet saved. */
+  pendingTouch(id: number): string | undefined {
+    return this.touches.get(id)
+  }
+
+  /** Forgets the uses not yet saved: the credentials they name were replaced wholesale (a restore). */
+  forgetTouches(): void {
+    this.touches.clear()
+  }
+
+  /** Saves what is pending (touches included), resolving once it is committed or has failed. */
+  async flush(): Promise<void> {
+    if (this.touches.size > 0) this.start()
+    await this.idle()
+  }
+
+  /** Resolves when no transaction of this batcher is in flight or waiting. */
+  async idle(): Promise<void> {
+    while (this.running) await this.running
+  }
+
+  private enqueue(pending: Pending): void {
+    this.queue.push(pending)
+    this.start()
+  }
+
+  private start(): void {
+    this.running ??= this.drain().finally(() => {
+      this.running = undefined
+    })
+  }
+
+  private async drain(): Promise<void> {
+    // One turn of the event loop's microtasks first: callers that issue many inserts at once share the first batch.
+    await null
+    while (this.queue.length > 0 || this.touches.size > 0) {
+      const committed = await this.commit(this.queue.splice(0, MAX_BATCH))
+      // Touches that failed wait for the next insert or flush, rather than being retried at once, forever.
+      if (!committed && this.queue.length === 0) break
+    }
+  }
+
+  /** Commits a batch and settles its callers; whether the transaction committed. */
+  private async commit(batch: Pending[]): Promise<boolean> {
+    const touches = this.touches
+    this.touches = new Map()
+    let outcomes: Outcome[]
+    try {
+      outcomes = await this.transact((tx) => this.write(tx, batch, touches))
+      this.transactions += 1
+    } catch (error) {
+      // Uses recorded since keep their later times; the others wait for the next transaction.
+      for (const [id, at] of touches) if (!this.touches.has(id)) this.touches.set(id, at)
+      // One bad record (a value the database refuses) must not fail the others: each goes again on its own.
+      if (batch.length > 1 && sqlState(error) && !isUnavailable(error)) {
+        for (const pending of batch) await this.commit([pending])
+        return true
+      }
+      for (const pending of batch) pending.reject(this.failure(error))
+      return false
+    }
+    for (const [i, pending] of batch.entries()) (pending.resolve as (outcome: Outcome) => void)(outcomes[i])
+    return true
+  }
+
+  /** The batch's statements, in one transaction: repeated whole when the database asks for a retry. */
+  private async write(tx: SQL, batch: readonly Pending[], touches: ReadonlyMap<number, string>): Promise<Outcome[]> {
+    const artists = batch.flatMap((pending) => (pending.kind === 'artist' ? [pending.fields] : []))
+    const albums = batch.flatMap((pending) => (pending.kind === 'album' ? [pending.fields] : []))
+    // Artists first: an album submitted after its artist's insert, in the same batch, finds it.
+    const artistOutcomes = artists.length > 0 ? await insertArtists(tx, artists) : []
+    const albumOutcomes = albums.length > 0 ? await insertAlbums(tx, albums) : []
+    await saveTouches(tx, touches)
+    let a = 0
+    let b = 0
+    return batch.map((pending) => (pending.kind === 'artist' ? artistOutcomes[a++] : albumOutcomes[b++]))
+  }
+}

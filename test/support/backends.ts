@@ -1,0 +1,80 @@
+/**
+ * The store the in-process contract tests run over. `testApp()` (test/helpers.ts) takes its store from
+ * {@link testStore}: the in-memory document store by default, or with `ROCK_LEGENDS_TEST_BACKEND=postgres` a SQL
+ * store over a fresh database of the harness's own PostgreSQL (test/support/postgres.ts). The same test files run
+ * over each backend (`bun run test` runs the contract suite a second time that way, see package.json): one set of
+ * tests, never a copy.
+ */
+import { openMemoryStore } from '../../src/store/document/memory.ts'
+import type { Store } from '../../src/store/store.ts'
+import { testPostgres } from './postgres.ts'
+
+/** The backends the contract suite runs over. */
+export type Backend = 'memory' | 'postgres'
+
+/** The backend of this test run: `ROCK_LEGENDS_TEST_BACKEND`, the in-memory document store by default. */
+export function testBackend(): Backend {
+  const name = process.env.ROCK_LEGENDS_TEST_BACKEND ?? 'memory'
+  if (name !== 'memory' && name !== 'postgres')
+    throw new Error(`ROCK_LEGENDS_TEST_BACKEND must be memory or postgres, not "${name}"`)
+  return name
+}
+
+/**
+ * A store that is usable at once although it opens asynchronously: every call waits for `ready`, then goes to the
+ * store it gives. `touch`, which returns nothing, is passed on once the store is ready.
+ */
+function whenReady(ready: Promise<Store>): Store {
+  const on =
+    <A extends unknown[], R>(call: (store: Store, ...args: A) => Promise<R>) =>
+    async (...args: A): Promise<R> =>
+      call(await ready, ...args)
+  return {
+    artists: {
+      get: on((store, id: number) => store.artists.get(id)),
+      list: on((store, ...args: Parameters<Store['artists']['list']>) => store.artists.list(...args)),
+      insert: on((store, fields: Parameters<Store['artists']['insert']>[0]) => store.artists.insert(fields)),
+      replace: on((store, artist: Parameters<Store['artists']['replace']>[0]) => store.artists.replace(artist)),
+    },
+    albums: {
+      get: on((store, id: number) => store.albums.get(id)),
+      listByArtist: on((store, ...args: Parameters<Store['albums']['listByArtist']>) =>
+        store.albums.listByArtist(...args),
+      ),
+      insert: on((store, fields: Parameters<Store['albums']['insert']>[0]) => store.albums.insert(fields)),
+    },
+    users: {
+      get: on((store, id: number) => store.users.get(id)),
+      findByEmail: on((store, email: string) => store.users.findByEmail(email)),
+      insert: on((store, fields: Parameters<Store['users']['insert']>[0]) => store.users.insert(fields)),
+    },
+    credentials: {
+      findByHash: on((store, hash: string) => store.credentials.findByHash(hash)),
+      listByUser: on((store, userId: number) => store.credentials.listByUser(userId)),
+      insert: on((store, ...args: Parameters<Store['credentials']['insert']>) => store.credentials.insert(...args)),
+      revoke: on((store, id: number, at: string) => store.credentials.revoke(id, at)),
+      touch: (id, at) => {
+        ready.then((store) => store.credentials.touch(id, at))
+      },
+      purge: on((store, now: string) => store.credentials.purge(now)),
+    },
+    isEmpty: on((store) => store.isEmpty()),
+    load: on((store, ...args: Parameters<Store['load']>) => store.load(...args)),
+    snapshot: on((store) => store.snapshot()),
+    restore: on((store, snapshot: Parameters<Store['restore']>[0]) => store.restore(snapshot)),
+    check: on((store) => store.check()),
+    close: on((store) => store.close()),
+  }
+}
+
+/** A fresh, empty store of this run's backend (see {@link testBackend}). */
+export function testStore(): Store {
+  if (testBackend() === 'memory') return openMemoryStore()
+  const ready = (async () => {
+    const postgres = await testPostgres()
+    const { openSqlStore } = await import('../../src/store/sql/sql-store.ts')
+    // Two connections each: a test file may hold many stores open at once, and the harness allows 300 connections.
+    return openSqlStore(postgres.url(await postgres.freshDatabase()), { pool: 2, waitMs: 5000 })
+  })()
+  return whenReady(ready)
+}
