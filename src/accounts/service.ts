@@ -1,6 +1,5 @@
 import type { UserCaller } from '../auth/guard.ts'
 import { argon2id, dummyHash, type PasswordHasher } from '../auth/password.ts'
-import { type RateLimit, RateLimiter } from '../auth/rate-limit.ts'
 import { generateSecret, hashSecret, KEY_PREFIX, TOKEN_PREFIX } from '../auth/secrets.ts'
 import { emailKey, isFoldedEmail } from '../model/email.ts'
 import {
@@ -13,11 +12,14 @@ import {
   UnauthenticatedError,
 } from '../model/errors.ts'
 import {
+  type Attempt,
   type Credential,
   type CredentialLimit,
   CredentialLimitError,
   DuplicateEmailError,
+  type Limiter,
   type Page,
+  type RateLimit,
   type Slice,
   type Store,
   type User,
@@ -142,11 +144,11 @@ export class Accounts {
   private readonly now: () => Date
   private readonly tokenTtlMs: number
   private readonly passwords: PasswordHasher
-  private readonly failuresByClient: RateLimiter
-  private readonly failuresByEmailFromClient: RateLimiter
-  private readonly failuresByEmailCeiling: RateLimiter
-  private readonly knownAddresses: RateLimiter
-  private readonly signupsByClient: RateLimiter
+  private readonly failuresByClient: Limiter
+  private readonly failuresByEmailFromClient: Limiter
+  private readonly failuresByEmailCeiling: Limiter
+  private readonly knownAddresses: Limiter
+  private readonly signupsByClient: Limiter
   private readonly signupOpen: boolean
   /** When (ms since the epoch, by `now`) the next purge of dead credentials is due; the first write does one. */
   private nextPurge = Number.NEGATIVE_INFINITY
@@ -161,11 +163,16 @@ export class Accounts {
     this.tokenTtlMs = tokenTtlMs
     this.passwords = passwords
     const clock = () => now().getTime()
-    this.failuresByClient = new RateLimiter(limits.loginFailuresPerClient, clock)
-    this.failuresByEmailFromClient = new RateLimiter(limits.loginFailuresPerEmail, clock)
-    this.failuresByEmailCeiling = new RateLimiter(limits.loginFailuresPerEmailCeiling, clock)
-    this.knownAddresses = new RateLimiter({ limit: 1, windowMs: limits.knownAddressMs }, clock)
-    this.signupsByClient = new RateLimiter(limits.signupsPerClient, clock)
+    // The names are stable: over SQL they key the attempts that every replica shares.
+    this.failuresByClient = store.limiter('login-failures-per-client', limits.loginFailuresPerClient, clock)
+    this.failuresByEmailFromClient = store.limiter(
+      'login-failures-per-email-from-client',
+      limits.loginFailuresPerEmail,
+      clock,
+    )
+    this.failuresByEmailCeiling = store.limiter('login-failures-per-email', limits.loginFailuresPerEmailCeiling, clock)
+    this.knownAddresses = store.limiter('known-addresses', { limit: 1, windowMs: limits.knownAddressMs }, clock)
+    this.signupsByClient = store.limiter('signups-per-client', limits.signupsPerClient, clock)
   }
 
   /** Refuses with {@link NotPermittedError} when sign-up is closed (`--no-signup`); the route asks before the body. */
@@ -182,8 +189,7 @@ export class Accounts {
    */
   async signUp(fields: { name: string; email: string; password: string }, client: string): Promise<PublicUser> {
     this.requireSignupOpen()
-    throttle(this.signupsByClient, client, 'Too many sign-ups from this address.')
-    this.signupsByClient.hit(client)
+    await admit([{ limiter: this.signupsByClient, key: client, reason: 'Too many sign-ups from this address.' }])
     const email = displayEmail(fields.email)
     // NFKC can turn one character into several, a dot among them ("⒈" is "1."): the folded form must still be an
     // address, or it could never be told apart from others.
@@ -206,21 +212,26 @@ export class Accounts {
     const email = normalizeEmail(fields.email)
     // Keyed by email and address together: a guesser is refused at their own address, the owner elsewhere is not.
     const emailFromClient = `${email}\n${client}`
-    throttle(this.failuresByClient, client, 'Too many failed logins from this address.')
-    throttle(
-      this.failuresByEmailFromClient,
-      emailFromClient,
-      'Too many failed logins for this account from this address.',
-    )
     // Past the ceiling only addresses the account logged in from lately may still try: many guessing addresses can
     // stop the guessing on an account, not its owner.
-    if (this.knownAddresses.count(emailFromClient) === 0)
-      throttle(this.failuresByEmailCeiling, email, 'Too many failed logins for this account.')
-    // Counted before the slow check and forgiven on success, so parallel guesses cannot all slip under the limit.
-    // Each attempt is its own, so a success takes back its own counts only: failures in flight beside it still count.
-    const byClient = this.failuresByClient.hit(client)
-    const byEmailFromClient = this.failuresByEmailFromClient.hit(emailFromClient)
-    const byEmailCeiling = this.failuresByEmailCeiling.hit(email)
+    const known = (await this.knownAddresses.count(emailFromClient)) > 0
+    // Checked and counted in one step each, before the slow check, and forgiven on success, so parallel guesses (on
+    // any replica) cannot all slip under the limit. Each attempt is its own, so a success takes back its own counts
+    // only: failures in flight beside it still count.
+    const [byClient, byEmailFromClient, byEmailCeiling] = await admit([
+      { limiter: this.failuresByClient, key: client, reason: 'Too many failed logins from this address.' },
+      {
+        limiter: this.failuresByEmailFromClient,
+        key: emailFromClient,
+        reason: 'Too many failed logins for this account from this address.',
+      },
+      {
+        limiter: this.failuresByEmailCeiling,
+        key: email,
+        reason: 'Too many failed logins for this account.',
+        exempt: known,
+      },
+    ])
     // Awaited on every login, known email or not, so that neither path does work the other does not.
     const dummy = await dummyHash(this.passwords)
     const user = await this.store.users.findByEmail(email)
@@ -228,17 +239,21 @@ export class Accounts {
     // taken does not reveal which emails are registered (an enumeration side channel).
     const valid = await this.passwords.verify(user?.passwordHash ?? dummy, fields.password)
     if (!user || !valid) {
-      this.failuresByClient.settle(byClient)
-      this.failuresByEmailFromClient.settle(byEmailFromClient)
-      this.failuresByEmailCeiling.settle(byEmailCeiling)
+      await Promise.all([
+        this.failuresByClient.settle(byClient),
+        this.failuresByEmailFromClient.settle(byEmailFromClient),
+        this.failuresByEmailCeiling.settle(byEmailCeiling),
+      ])
       throw loginFailed()
     }
-    this.failuresByClient.forgive(byClient)
-    this.failuresByEmailFromClient.forgive(byEmailFromClient)
-    this.failuresByEmailCeiling.forgive(byEmailCeiling)
+    await Promise.all([
+      this.failuresByClient.forgive(byClient),
+      this.failuresByEmailFromClient.forgive(byEmailFromClient),
+      this.failuresByEmailCeiling.forgive(byEmailCeiling),
+    ])
     // The owner's earlier slips from this address are forgiven; failures from elsewhere, or still in flight, are not.
-    this.failuresByEmailFromClient.forgetSettled(emailFromClient)
-    this.knownAddresses.hit(emailFromClient)
+    await this.failuresByEmailFromClient.forgetSettled(emailFromClient)
+    await this.knownAddresses.record(emailFromClient)
     const at = this.now()
     const token = await generateSecret(TOKEN_PREFIX)
     const expiresAt = new Date(Math.min(at.getTime() + this.tokenTtlMs, MAX_TIME)).toISOString()
@@ -345,9 +360,34 @@ export class Accounts {
   }
 }
 
-/** Refuses with {@link TooManyAttemptsError} when `key` has used up its attempts. */
-function throttle(limiter: RateLimiter, key: string, reason: string): void {
-  const seconds = limiter.retryAfter(key)
-  if (seconds > 0)
+/** One brake an operation passes: an attempt of `key` on `limiter`, refused with `reason` past its limit. */
+interface Brake {
+  limiter: Limiter
+  key: string
+  reason: string
+  /** Counted whatever the count, never refused. */
+  exempt?: boolean
+}
+
+/**
+ * Counts one attempt on each brake, in order, each checked and counted in one step. The first brake at its limit
+ * refuses with {@link TooManyAttemptsError}, after taking back the attempts already counted: a refused request counts
+ * nothing.
+ */
+async function admit<const B extends readonly Brake[]>(brakes: B): Promise<{ [K in keyof B]: Attempt }> {
+  const counted: Attempt[] = []
+  for (const { limiter, key, reason, exempt } of brakes) {
+    if (exempt) {
+      counted.push(await limiter.record(key))
+      continue
+    }
+    const { attempt, retryAfter: seconds } = await limiter.hit(key)
+    if (attempt) {
+      counted.push(attempt)
+      continue
+    }
+    await Promise.all(counted.map((earlier, i) => brakes[i]?.limiter.forgive(earlier)))
     throw new TooManyAttemptsError(`${reason} Try again in ${seconds} second${seconds === 1 ? '' : 's'}.`, seconds)
+  }
+  return counted as { [K in keyof B]: Attempt }
 }

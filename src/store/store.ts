@@ -117,6 +117,57 @@ export class CredentialLimitError extends Error {
   }
 }
 
+/** How many attempts a key may make in a sliding window. */
+export interface RateLimit {
+  /** Attempts allowed per window; the next one is refused. */
+  limit: number
+  windowMs: number
+}
+
+/** One attempt counted by a {@link Limiter}: in flight until settled (it keeps counting) or forgiven (it does not). */
+export interface Attempt {
+  readonly key: string
+  /** When it was made, in ms since the epoch by the limiter's clock. */
+  readonly at: number
+  /** Tells it apart from other attempts of its key, where the backend needs that (the SQL limiter's row). */
+  readonly id?: string
+}
+
+/** What {@link Limiter.hit} answers: the attempt, counted; or, when the key is at its limit, the seconds to wait. */
+export type Hit = { attempt: Attempt; retryAfter: 0 } | { attempt: undefined; retryAfter: number }
+
+/**
+ * A sliding-window counter of attempts per key (a client address, an email): a brute-force brake. The SQL store's
+ * limiters are shared by every replica using the same name, so a limit of 5 holds across all of them together; the
+ * document store's live in the process that asked for them.
+ *
+ * @example
+ * const failures = store.limiter('login-failures', { limit: 5, windowMs: 15 * 60_000 }, Date.now)
+ * const { attempt, retryAfter } = await failures.hit(email) // checked and counted in one step, before the slow check
+ * if (!attempt) throw tooMany(retryAfter)
+ * if (await verify(password)) await failures.forgive(attempt)
+ * else await failures.settle(attempt)
+ */
+export interface Limiter {
+  /**
+   * Counts one attempt of `key` if it is below its limit, checked and counted in one atomic step (two replicas cannot
+   * both pass on the last free place); otherwise counts nothing and answers the seconds to wait (at least 1).
+   */
+  hit(key: string): Promise<Hit>
+  /** Counts one attempt of `key` whatever its count, for a caller exempt from the limit; the oldest ones beyond it go. */
+  record(key: string): Promise<Attempt>
+  /** Marks `attempt` as finished: it keeps counting, and {@link forgetSettled} may forget it. */
+  settle(attempt: Attempt): Promise<void>
+  /** Takes back `attempt` and only that one: attempts of the same key made before or after it keep counting. */
+  forgive(attempt: Attempt): Promise<void>
+  /** Forgets the finished attempts of `key` (e.g. after a successful login), keeping those still in flight. */
+  forgetSettled(key: string): Promise<void>
+  /** How many attempts `key` made in the window (at most `limit`). */
+  count(key: string): Promise<number>
+  /** Seconds until `key` may make another attempt (at least 1), or 0 when it may now. */
+  retryAfter(key: string): Promise<number>
+}
+
 /** Whether a credential can never be used again at `now` (ms since the epoch): revoked, or expired. */
 export const isDead = (credential: Credential, now: number): boolean =>
   credential.revokedAt !== null || (credential.expiresAt !== null && Date.parse(credential.expiresAt) <= now)
@@ -173,6 +224,11 @@ export interface Store {
      */
     purge(now: string): Promise<number>
   }
+  /**
+   * The limiter called `name` (a stable name: over SQL it keys the attempts every replica shares), counting by `rule`
+   * with the time from `clock` (ms since the epoch).
+   */
+  limiter(name: string, rule: RateLimit, clock: () => number): Limiter
   /** True when the store holds no artist, album or user. */
   isEmpty(): Promise<boolean>
   /**

@@ -1,5 +1,5 @@
 import { expect, test } from 'bun:test'
-import { RateLimiter } from '../../src/auth/rate-limit.ts'
+import { RateLimiter } from '../../src/store/document/rate-limiter.ts'
 
 const limiter = (limit = 3, windowMs = 10_000) => {
   let now = 0

@@ -1,9 +1,9 @@
 import { describe, expect, test } from 'bun:test'
 import { ACCOUNT_LIMITS, Accounts } from '../../src/accounts/service.ts'
 import type { PasswordHasher } from '../../src/auth/password.ts'
-import { MAX_KEYS, RateLimiter } from '../../src/auth/rate-limit.ts'
 import { TooManyAttemptsError, UnauthenticatedError } from '../../src/model/errors.ts'
 import { openMemoryStore } from '../../src/store/document/memory.ts'
+import { MAX_KEYS, RateLimiter } from '../../src/store/document/rate-limiter.ts'
 import { CARLOS, manualClock } from '../accounts/helpers.ts'
 
 // The ways around the login limits and the ways to abuse them (issue 18, item 4), each played against the accounts

@@ -7,6 +7,7 @@
  */
 import { openMemoryStore } from '../../src/store/document/memory.ts'
 import type { Store } from '../../src/store/store.ts'
+import { deferredLimiter } from './deferred-limiter.ts'
 import { testPostgres } from './postgres.ts'
 
 /** The backends the contract suite runs over. */
@@ -64,6 +65,7 @@ function whenReady(ready: Promise<Store>): Store {
     restore: on((store, snapshot: Parameters<Store['restore']>[0]) => store.restore(snapshot)),
     check: on((store) => store.check()),
     close: on((store) => store.close()),
+    limiter: (name, rule, clock) => deferredLimiter(ready.then((store) => store.limiter(name, rule, clock))),
   }
 }
 
@@ -73,8 +75,9 @@ export function testStore(): Store {
   const ready = (async () => {
     const postgres = await testPostgres()
     const { openSqlStore } = await import('../../src/store/sql/sql-store.ts')
-    // Two connections each: a test file may hold many stores open at once, and the harness allows 300 connections.
-    return openSqlStore(postgres.url(await postgres.freshDatabase()), { pool: 2, waitMs: 5000 })
+    // Never closed (a test's app lives as long as the test wants it): two connections at most, and closed after a
+    // second idle, so that the stores of finished tests do not hold the harness's 300 connections.
+    return openSqlStore(postgres.url(await postgres.freshDatabase()), { pool: 2, waitMs: 5000, idleTimeoutMs: 1000 })
   })()
   return whenReady(ready)
 }

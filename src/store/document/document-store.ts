@@ -10,9 +10,11 @@ import {
   CredentialLimitError,
   DuplicateEmailError,
   isDead,
+  type Limiter,
   type LoadOptions,
   type New,
   type Page,
+  type RateLimit,
   type Slice,
   type Snapshot,
   type Store,
@@ -23,6 +25,7 @@ import { listAlbums } from './album-lists.ts'
 import type { Batch } from './batch.ts'
 import { type Document, emptyDocument, type StoredDocument, withoutNulls } from './document.ts'
 import { type Change, GroupCommit } from './group-commit.ts'
+import { MemoryLimiter } from './memory-limiter.ts'
 import type { Persistence } from './persistence.ts'
 import { Records } from './records.ts'
 
@@ -172,6 +175,12 @@ export class DocumentStore implements Store {
     // Oldest first: the user's list is in id order, which is the order of creation.
     for (const oldest of live.slice(0, excess)) batch.put('credentials', { ...oldest, revokedAt: createdAt })
   }
+
+  /**
+   * A new limiter in this process, whatever its name: one process owns a document store, so there is no one to share
+   * it with. A property rather than a method, so that a copy of the store made by spreading it keeps it.
+   */
+  readonly limiter = (_name: string, rule: RateLimit, clock: () => number): Limiter => new MemoryLimiter(rule, clock)
 
   async isEmpty(): Promise<boolean> {
     return this.records.isEmpty()

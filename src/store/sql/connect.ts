@@ -90,6 +90,8 @@ export interface ConnectOptions {
   connectTimeoutMs?: number
   /** Settings sent as each connection opens (`statement_timeout`, …): every connection of the pool gets them. */
   settings?: Record<string, string | number | boolean>
+  /** Close a pooled connection idle for this long, in milliseconds (whole seconds for Bun.SQL); never by default. */
+  idleTimeoutMs?: number
 }
 
 /**
@@ -99,7 +101,7 @@ export interface ConnectOptions {
  * (`postgres://user@/db?host=/run/postgresql`) and TLS (`?sslmode=require`) are Bun.SQL's own.
  */
 export async function connectSql(url: string, options: ConnectOptions = {}) {
-  const { pool = 10, waitMs = 10_000, retryMs = 250, connectTimeoutMs = waitMs, settings } = options
+  const { pool = 10, waitMs = 10_000, retryMs = 250, connectTimeoutMs = waitMs, settings, idleTimeoutMs } = options
   const started = Date.now()
   const deadline = started + waitMs
   for (let attempt = 1; ; attempt++) {
@@ -111,6 +113,7 @@ export async function connectSql(url: string, options: ConnectOptions = {}) {
         max: pool,
         connectionTimeout: Math.max(1, Math.ceil(connectTimeoutMs / 1000)),
         ...(settings && { connection: settings }),
+        ...(idleTimeoutMs !== undefined && { idleTimeout: Math.max(1, Math.ceil(idleTimeoutMs / 1000)) }),
       })
       await sql`SELECT 1`
       return sql

@@ -96,14 +96,18 @@ export const MIGRATIONS: readonly Migration[] = [
       )`,
       'CREATE UNIQUE INDEX IF NOT EXISTS rl_credentials_hash ON rl_credentials (hash)',
       'CREATE INDEX IF NOT EXISTS rl_credentials_by_user ON rl_credentials (user_id, id)',
-      // Login attempts, shared by every replica: one row per attempt, keyed by what is limited.
+      // The rate limits' attempts, shared by every replica (limiter.ts): one row per attempt of a key (`subject`) of
+      // a limiter, at_ms by the app's clock, settled 0 while in flight; and per key one head row (id '') whose lock
+      // makes the hits of that key take turns. By (limiter, at_ms) the sweep finds the rows that left the window.
       `CREATE TABLE IF NOT EXISTS rl_attempts (
         limiter TEXT NOT NULL,
         subject TEXT NOT NULL,
-        at TIMESTAMPTZ NOT NULL,
         id TEXT NOT NULL,
-        PRIMARY KEY (limiter, subject, at, id)
+        at_ms BIGINT NOT NULL,
+        settled INT NOT NULL CHECK (settled IN (0, 1)),
+        PRIMARY KEY (limiter, subject, id)
       )`,
+      'CREATE INDEX IF NOT EXISTS rl_attempts_by_age ON rl_attempts (limiter, at_ms)',
       // The start-up state that `POST /__admin/reset` restores, one JSON document, shared by every replica.
       `CREATE TABLE IF NOT EXISTS rl_snapshots (
         name TEXT PRIMARY KEY,

@@ -10,9 +10,11 @@ import {
   type CredentialLimit,
   DatabaseUnavailableError,
   DuplicateEmailError,
+  type Limiter,
   type LoadOptions,
   type New,
   type Page,
+  type RateLimit,
   type Slice,
   type Snapshot,
   type Store,
@@ -22,6 +24,7 @@ import {
 import { causeOf, connectSql, describeTarget } from './connect.ts'
 import { insertCredential, purgeCredentials, revokeCredential } from './credentials.ts'
 import { isStaleConnection, storeError, within } from './faults.ts'
+import { SqlLimiter } from './limiter.ts'
 import { listAlbums, listArtists } from './lists.ts'
 import { loadCatalogue } from './load.ts'
 import { migrate } from './migrate.ts'
@@ -46,6 +49,8 @@ export interface SqlStoreOptions {
   statementTimeoutMs?: number
   /** How long one connection attempt may take, in ms (rounded up to whole seconds). */
   connectTimeoutMs?: number
+  /** Close a pooled connection idle for this long, in ms (rounded up to whole seconds); never by default. */
+  idleTimeoutMs?: number
   /** How long `check()` waits for `SELECT 1`, in ms. */
   checkTimeoutMs?: number
   /** How often credential uses (`touch`) are saved when no write carries them, in ms. */
@@ -65,6 +70,7 @@ export async function openSqlStore(url: string, options: SqlStoreOptions = {}): 
     pool,
     waitMs,
     connectTimeoutMs: Math.min(connectTimeoutMs, waitMs),
+    idleTimeoutMs: options.idleTimeoutMs,
     // A transaction left open by a client that vanished frees its locks too.
     settings: {
       statement_timeout: statementTimeoutMs,
@@ -268,6 +274,11 @@ export class SqlStore implements Store {
       if (!this.closed && validId(id)) this.writes.touch(id, at)
     },
     purge: (now: string): Promise<number> => this.write((tx) => purgeCredentials(tx, now)),
+  }
+
+  /** The limiter `name`: its attempts are rows every replica over this database shares (limiter.ts). */
+  limiter(name: string, rule: RateLimit, clock: () => number): Limiter {
+    return new SqlLimiter(this.sql, name, rule, clock, (operation) => this.guard(operation))
   }
 
   isEmpty(): Promise<boolean> {

@@ -1,15 +1,4 @@
-/** How many attempts a key may make in a window. */
-export interface RateLimit {
-  /** Attempts allowed per window; the next one is refused. */
-  limit: number
-  windowMs: number
-}
-
-/** One attempt counted by {@link RateLimiter.hit}: in flight until it is settled (it counts) or forgiven (it does not). */
-export interface Attempt {
-  readonly key: string
-  readonly at: number
-}
+import type { Attempt, RateLimit } from '../store.ts'
 
 /** The default bound on the keys one limiter tracks. */
 export const MAX_KEYS = 10_000
@@ -35,6 +24,9 @@ function removeOne(list: number[], value: number): boolean {
  * key quiet longest among those not at their limit is forgotten, so flooding the limiter with new keys does not lift
  * a lock; only when every key is at its limit is the quietest locked one forgotten. State lives in this process
  * only: a restart forgets it, which is acceptable for a brute-force brake.
+ *
+ * Synchronous, so a check and the count that follows it are one step; {@link MemoryLimiter} serves it to the
+ * accounts code as a store's `Limiter`.
  *
  * @example
  * const failures = new RateLimiter({ limit: 5, windowMs: 15 * 60_000 }, Date.now)
@@ -85,7 +77,10 @@ export class RateLimiter {
     return Math.max(1, Math.ceil((freed - now) / 1000))
   }
 
-  /** Counts one attempt of `key`, in flight until {@link settle} or {@link forgive}; returns it for either. */
+  /**
+   * Counts one attempt of `key` whatever its count (the oldest beyond `limit` goes), in flight until {@link settle}
+   * or {@link forgive}; returns it for either.
+   */
   hit(key: string): Attempt {
     const now = this.clock()
     const history = this.recent(key, now) ?? { times: [], inFlight: [] }
