@@ -26,7 +26,9 @@ describe('the start-up banner', () => {
   test('names a database without its password', () => {
     const data = 'postgres://rl:s3cret@db.example:5433/catalogue'
     const text = banner({ url: 'http://127.0.0.1:3000', ui: true, data, signup: true })
-    expect(text).toContain('  data       postgres://rl:***@db.example:5433/catalogue (a database, shared by every replica')
+    expect(text).toContain(
+      '  data       postgres://rl:***@db.example:5433/catalogue (a database, shared by every replica',
+    )
     expect(text).not.toContain('s3cret')
   })
 })

@@ -88,7 +88,7 @@ export const accountRoutes = (accounts: Accounts, guard: ReturnType<typeof authG
     })
     .get('/me', ({ caller }) => accounts.getUser(caller.userId), {
       user: true,
-      response: { 200: described(User, 'The signed-in user.'), ...problemResponses(401, 403, 404) },
+      response: { 200: described(User, 'The signed-in user.'), ...problemResponses(401, 403, 404, 503) },
       detail: {
         operationId: 'getCurrentUser',
         summary: 'Who am I',
@@ -156,7 +156,7 @@ export const accountRoutes = (accounts: Accounts, guard: ReturnType<typeof authG
             Paginated(ApiKey),
             'One page of your keys that are not revoked, oldest first, never the keys themselves; with a link to the next page.',
           ),
-          ...problemResponses(400, 401, 403),
+          ...problemResponses(400, 401, 403, 503),
         },
         detail: {
           operationId: 'listApiKeys',
@@ -173,7 +173,7 @@ export const accountRoutes = (accounts: Accounts, guard: ReturnType<typeof authG
       params: ApiKeyIdParams,
       response: {
         200: described(ApiKey, 'The key, without the key itself.'),
-        ...problemResponses(400, 401, 403, 404),
+        ...problemResponses(400, 401, 403, 404, 503),
       },
       detail: {
         operationId: 'getApiKey',

@@ -28,7 +28,7 @@ export const albumRoutes = (catalogue: Catalogue, guard: ReturnType<typeof authG
         query: AlbumListQuery,
         response: {
           200: described(Paginated(Album), "One page of the artist's albums, in id order; empty if there are none."),
-          ...problemResponses(400, 404),
+          ...problemResponses(400, 404, 503),
         },
         detail: {
           operationId: 'getAllAlbums',
@@ -46,7 +46,7 @@ export const albumRoutes = (catalogue: Catalogue, guard: ReturnType<typeof authG
         catalogue.getAlbum(Number(params.artistId), Number(params.albumId)).then<Response>(recordResponse),
       {
         params: AlbumIdParams,
-        response: { 200: described(Album, 'The album.'), ...problemResponses(400, 404) },
+        response: { 200: described(Album, 'The album.'), ...problemResponses(400, 404, 503) },
         detail: {
           operationId: 'getAlbum',
           summary: 'Get one album',

@@ -32,7 +32,7 @@ export const artistRoutes = (catalogue: Catalogue, guard: ReturnType<typeof auth
             Paginated(Artist),
             'One page of artists (those matching `q`, in `sort` order), with a link to the next page.',
           ),
-          ...problemResponses(400),
+          ...problemResponses(400, 503),
         },
         detail: {
           operationId: 'getAllArtists',
@@ -46,7 +46,7 @@ export const artistRoutes = (catalogue: Catalogue, guard: ReturnType<typeof auth
     )
     .get('/:artistId', ({ params }) => catalogue.getArtist(Number(params.artistId)).then<Response>(recordResponse), {
       params: ArtistIdParams,
-      response: { 200: described(Artist, 'The artist.'), ...problemResponses(400, 404) },
+      response: { 200: described(Artist, 'The artist.'), ...problemResponses(400, 404, 503) },
       detail: {
         operationId: 'getArtist',
         summary: 'Get one artist',
@@ -110,7 +110,7 @@ export const artistRoutes = (catalogue: Catalogue, guard: ReturnType<typeof auth
       {
         auth: true,
         params: ArtistIdParams,
-        response: problemResponses(400, 401),
+        response: problemResponses(400, 401, 503),
         detail: {
           operationId: 'deleteArtist',
           summary: 'Delete an artist (deprecated)',
