@@ -3,6 +3,7 @@ import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import pkg from '../../package.json' with { type: 'json' }
 import { ensureBinary, removeDir, tempDir } from '../support/binary.ts'
+import { postgresAvailable, skipWithoutPostgres, testPostgres } from '../support/postgres.ts'
 
 // The README's walkthrough, run as written (issue 18): every ```sh block, in document order, in one bash shell, so
 // variables one block sets are there for the next, against the compiled executable.
@@ -79,8 +80,21 @@ function freePort(): number {
 const begin = (line: number) => `@@ walkthrough: README.md:${line} @@`
 const END = '@@ walkthrough: end @@'
 
+/** The database of the README's replicas section, which the test points at a fresh one of its own PostgreSQL. */
+const README_DATABASE = 'postgres://postgres@/rock_legends?host=/var/run/postgresql'
+/** The ports the README's replicas listen on, which the test moves to free ones. */
+const REPLICA_PORTS = ['3001', '3002']
+
+/** Where the script's servers listen and keep their data, in place of the README's own. */
+interface Places {
+  port: number
+  replicaPorts: number[]
+  /** A fresh database's URL; `undefined` when this machine has no PostgreSQL (then the blocks using it are skipped). */
+  database: string | undefined
+}
+
 /** One bash script of the blocks to run, in order, each announced on stdout and named for the ERR trap. */
-function script(blocks: Block[], port: number): string {
+function script(blocks: Block[], { port, replicaPorts, database }: Places): string {
   const health = `http://127.0.0.1:${port}/healthz`
   const parts = [
     'set -euo pipefail',
@@ -88,6 +102,7 @@ function script(blocks: Block[], port: number): string {
   ]
   for (const block of blocks) {
     if (block.marker === 'illustrative') continue
+    if (block.text.includes(README_DATABASE) && database === undefined) continue
     parts.push(`WALKTHROUGH_LINE=${block.line}`, `printf '\\n%s\\n' '${begin(block.line)}'`, block.text)
     if (block.marker === 'background')
       parts.push(
@@ -96,7 +111,13 @@ function script(blocks: Block[], port: number): string {
       )
   }
   parts.push(`printf '\\n%s\\n' '${END}'`)
-  return `${parts.join('\n').replaceAll('127.0.0.1:3000', `127.0.0.1:${port}`)}\n`
+  let text = parts.join('\n').replaceAll('127.0.0.1:3000', `127.0.0.1:${port}`)
+  REPLICA_PORTS.forEach((readmePort, i) => {
+    text = text.replaceAll(`127.0.0.1:${readmePort}`, `127.0.0.1:${replicaPorts[i]}`)
+    text = text.replaceAll(`--port ${readmePort}`, `--port ${replicaPorts[i]}`)
+  })
+  if (database) text = text.replaceAll(README_DATABASE, database)
+  return `${text}\n`
 }
 
 /** The output comments of a block as patterns: full-line comments that show an answer, `…` matching anything. */
@@ -153,8 +174,15 @@ beforeAll(async () => {
   mkdirSync(join(work, 'dist'), { recursive: true })
   symlinkSync(binary, join(work, 'dist/rock-legends'))
   const port = freePort()
+  // The replicas section needs PostgreSQL: the harness's own (under CI=true it must be there; elsewhere its blocks
+  // are skipped, saying so).
+  let database: string | undefined
+  if (!skipWithoutPostgres()) {
+    const postgres = await testPostgres()
+    database = postgres.url(await postgres.freshDatabase())
+  } else console.warn(`the README's replicas section is not run: ${postgresAvailable()}`)
   const file = join(dir, 'walkthrough.sh')
-  writeFileSync(file, script(blocks, port))
+  writeFileSync(file, script(blocks, { port, replicaPorts: [freePort(), freePort()], database }))
   const child = Bun.spawn(['bash', file], {
     cwd: work,
     env: { PATH: process.env.PATH ?? '', HOME: work, PORT: String(port) },
