@@ -57,6 +57,8 @@ export interface TestPostgres {
   url(database: string): string
   /** A URL of `database` over TCP on 127.0.0.1. */
   tcpUrl(database: string): string
+  /** Whether it accepts TLS on TCP (with a self-signed certificate), which needs `openssl` on the machine. */
+  tls: boolean
   /** A new, empty database (a copy of the template), and its name. */
   freshDatabase(): Promise<string>
   /** Stops the server: fast (`-m fast`) or as a crash (`immediate`). */
@@ -102,7 +104,30 @@ export async function testPostgres(): Promise<TestPostgres> {
   // No fsync: what the tests check is the service's behaviour over SQL, not PostgreSQL's own durability.
   run(bin, 'initdb', ['-D', data, '-A', 'trust', '-U', ROLE, '--no-sync', '-E', 'UTF8', '--locale=C.UTF-8'])
   const port = freePort()
-  const options = `-k ${dir} -p ${port} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=300`
+  // TLS on TCP, with a throw-away self-signed certificate, so that `sslmode=require` can be tested for real.
+  const tls = Bun.which('openssl')
+    ? run(
+        '/usr/bin',
+        'openssl',
+        [
+          'req',
+          '-x509',
+          '-newkey',
+          'rsa:2048',
+          '-nodes',
+          '-days',
+          '1',
+          '-subj',
+          '/CN=localhost',
+          '-keyout',
+          join(data, 'server.key'),
+          '-out',
+          join(data, 'server.crt'),
+        ],
+        false,
+      ).exitCode === 0 && run('/usr/bin', 'chmod', ['600', join(data, 'server.key')], false).exitCode === 0
+    : false
+  const options = `-k ${dir} -p ${port} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=300${tls ? ' -c ssl=on' : ''}`
   const start = () => {
     // Once running, starting again is nothing to do: `pg_ctl status` exits 0 while the server runs.
     if (run(bin, 'pg_ctl', ['-D', data, 'status'], false).exitCode === 0) return
@@ -118,6 +143,7 @@ export async function testPostgres(): Promise<TestPostgres> {
     port,
     url,
     tcpUrl: (database) => `postgres://${ROLE}@127.0.0.1:${port}/${database}`,
+    tls,
     async freshDatabase() {
       count += 1
       const name = `rl_test_${process.pid}_${count}`

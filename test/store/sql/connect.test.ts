@@ -76,6 +76,20 @@ describe.skipIf(skip)('connectSql, over a real PostgreSQL', () => {
     }
   })
 
+  test('TLS with sslmode=require: the connection is encrypted', async () => {
+    // The harness turns TLS on whenever openssl is there, which Debian's postgresql package depends on.
+    expect(pg.tls).toBe(true)
+    const database = await pg.freshDatabase()
+    const sql = await connectSql(`${pg.tcpUrl(database)}?sslmode=require`, { pool: 1, waitMs: 2000 })
+    open.push(sql)
+    const [row] = await sql`SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()`
+    expect(row.ssl).toBe(true)
+    const plain = await connectSql(`${pg.tcpUrl(database)}?sslmode=disable`, { pool: 1, waitMs: 2000 })
+    open.push(plain)
+    const [off] = await plain`SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()`
+    expect(off.ssl).toBe(false)
+  })
+
   test('an unreachable database: tries until the wait is over, then one line naming host, port and cause', async () => {
     const port = closedPort()
     const error = await connectSql(`postgres://rl:s3cret@127.0.0.1:${port}/catalogue`, {
