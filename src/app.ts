@@ -1,7 +1,9 @@
 import { Elysia, t } from 'elysia'
+import { AccountAdmin } from './accounts/admin.ts'
 import { accountRoutes } from './accounts/routes.ts'
 import { type AccountLimits, Accounts } from './accounts/service.ts'
 import { type Reset, resetRoutes } from './admin/reset.ts'
+import { adminUserRoutes } from './admin/users.ts'
 import { authGuard, serviceKeys } from './auth/guard.ts'
 import { userCredentials } from './auth/user-credentials.ts'
 import { albumRoutes } from './catalogue/albums.ts'
@@ -113,6 +115,8 @@ export function createApp({
       .use(accountRoutes(accounts, guard))
       .use(coverRoutes(store))
       .use(resetRoutes(reset, guard))
+      // The operator's accounts (`rock-legends users` while this server owns the data file): service keys only.
+      .use(adminUserRoutes(new AccountAdmin(store, now), guard))
   )
 }
 

@@ -1,4 +1,8 @@
+import { parseUsersArgs, type UsersConfig } from './cli/users-args.ts'
 import { IN_MEMORY, isDatabaseUrl } from './store/open-store.ts'
+import { UsageError } from './usage-error.ts'
+
+export { UsageError } from './usage-error.ts'
 
 /** How the server logs: human-readable lines, one JSON object per line, or nothing. */
 export type LogMode = 'pretty' | 'json' | 'off'
@@ -41,14 +45,10 @@ export interface HealthcheckConfig {
   url: string
 }
 
-/** Raised for a flag or variable the server cannot use; the command line prints it with the usage, exit 2. */
-export class UsageError extends Error {
-  override name = 'UsageError'
-}
-
 /** The `--help` text. */
 export const USAGE = `Usage: rock-legends [options]
        rock-legends healthcheck [--url URL]
+       rock-legends users list|add|disable|enable|reset-password … (rock-legends users --help)
 
 A catalogue of legendary Argentine rock artists and their albums, served as a REST API.
 
@@ -80,6 +80,13 @@ Options (each can also be set by the environment variable shown):
 Commands:
   healthcheck [--url URL]  exit 0 if the server at URL answers GET /healthz, 1 if not; URL defaults to
                            http://127.0.0.1:$PORT (3000), the host taken from HOST unless it is 0.0.0.0 or ::
+  users list               the accounts of the data store: id, name, email, created, disabled
+  users add                a new account (--email, --name; the password generated, or --password-stdin)
+  users disable EMAIL      the account cannot log in, and its tokens and keys are refused at once
+  users enable EMAIL       undoes disable
+  users reset-password EMAIL
+                           a new password (generated, or --password-stdin); revokes its bearer tokens
+                           Each works whether the server is stopped or running: see rock-legends users --help.
 `
 
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }
@@ -147,6 +154,8 @@ function parseSeed(text: string): boolean | string {
 export type Invocation =
   | { action: 'run'; config: Config }
   | { action: 'healthcheck'; config: HealthcheckConfig }
+  | { action: 'users'; config: UsersConfig }
+  | { action: 'users-help' }
   | { action: 'help' }
   | { action: 'version' }
 
@@ -188,6 +197,7 @@ const SHORT_FORMS: Record<string, string> = { '-h': '--help', '-v': '--version' 
 /** Reads flags (which win) and environment variables into a validated invocation; throws {@link UsageError}. */
 export function parseArgs(argv: readonly string[], env: Record<string, string | undefined> = {}): Invocation {
   if (argv[0] === 'healthcheck') return parseHealthcheck(argv.slice(1), env)
+  if (argv[0] === 'users') return parseUsersArgs(argv.slice(1), env)
   const flags = new Map<string, string[]>()
   const valued = new Set(['port', 'host', 'data', 'api-key', 'token-ttl', 'log', 'cors', 'delay', 'db-pool', 'db-wait'])
   const bare = new Set(['seed', 'help', 'version', 'read-only', 'allow-reset', 'no-ui', 'no-signup'])

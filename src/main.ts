@@ -16,6 +16,16 @@ async function main(argv: string[]): Promise<void> {
   const invocation = parseArgs(argv, process.env)
   if (invocation.action === 'help') return printLine(USAGE.trimEnd())
   if (invocation.action === 'version') return printLine(`rock-legends ${pkg.version}`)
+  if (invocation.action === 'users-help') {
+    const { USERS_USAGE } = await import('./cli/users-args.ts')
+    return printLine(USERS_USAGE.trimEnd())
+  }
+  if (invocation.action === 'users') {
+    // Loaded only for this command: the server never needs it.
+    const { usersCommand } = await import('./cli/users.ts')
+    process.exitCode = await usersCommand(invocation.config)
+    return
+  }
   if (invocation.action === 'healthcheck') {
     const health = await checkHealth(invocation.config.url)
     if (health.healthy) printLine(`healthy: ${health.detail}`)
@@ -45,7 +55,10 @@ async function main(argv: string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
-  if (error instanceof UsageError) printErrorLine(`rock-legends: ${error.message}\n\n${USAGE.trimEnd()}`)
+  // `users` speaks its usage errors in one line (see `rock-legends users --help`).
+  if (error instanceof UsageError && process.argv[2] === 'users')
+    printErrorLine(`rock-legends users: ${error.message} (see rock-legends users --help)`)
+  else if (error instanceof UsageError) printErrorLine(`rock-legends: ${error.message}\n\n${USAGE.trimEnd()}`)
   else if (STARTUP_ERRORS.some((kind) => error instanceof kind))
     printErrorLine(`rock-legends: ${(error as Error).message}`)
   else if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE')

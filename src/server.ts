@@ -1,9 +1,10 @@
+import { resolve } from 'node:path'
 import { captureStartState } from './admin/reset.ts'
 import { createApp } from './app.ts'
 import type { LogMode } from './config.ts'
 import { MAX_BODY_BYTES } from './http/body.ts'
 import { createLogger, flushLog } from './log.ts'
-import { openStore } from './store/open-store.ts'
+import { IN_MEMORY, isDatabaseUrl, openStore } from './store/open-store.ts'
 
 /** Options of {@link startServer}, named like the command-line flags. */
 export interface ServerOptions {
@@ -55,6 +56,15 @@ export interface RunningServer {
 
 const urlHost = (host: string) => (host.includes(':') ? `[${host}]` : host)
 
+/** Where a process on this machine reaches a server listening on `host`: loopback for every interface. */
+const reachableHost = (host: string) => (host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '[::1]' : urlHost(host))
+
+/**
+ * A service key of this process alone, for `rock-legends users` while the server owns its data file: it is written to
+ * the file's lock (mode 0600), never logged, and dies with the process. 256 bits from the CSPRNG.
+ */
+const operatorKey = () => `rl_op_${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64url')}`
+
 /**
  * Opens the store, seeds it if asked, and serves the API. The defaults suit a test fixture: a free port on
  * loopback, data in memory, no log.
@@ -99,9 +109,12 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   }
   // Captured after seeding: the state a reset goes back to. Only when asked, as it holds a copy of all the data.
   const reset = allowReset ? await captureStartState(store) : undefined
+  // Over a data file the server owns, `rock-legends users` goes through it (src/cli/users.ts), with this key.
+  const ownsFile = data !== IN_MEMORY && !isDatabaseUrl(data)
+  const ownKey = ownsFile ? operatorKey() : undefined
   const app = createApp({
     store,
-    apiKeys,
+    apiKeys: ownKey ? [...apiKeys, ownKey] : apiKeys,
     tokenTtlMs,
     cors,
     delay,
@@ -133,6 +146,15 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     throw error
   }
   const server = app.server
+  if (ownKey) {
+    const { recordServer } = await import('./store/json-file/lock.ts')
+    try {
+      recordServer(resolve(data), { url: `http://${reachableHost(host)}:${server.port}`, key: ownKey })
+    } catch (error) {
+      // Serving goes on; `rock-legends users` then needs --url and --api-key, and says so.
+      log.error(`could not record the server's address in the lock of ${data}`, error)
+    }
+  }
   let stopping: Promise<void> | undefined
   return {
     url: `http://${urlHost(host)}:${server.port}`,

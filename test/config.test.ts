@@ -182,3 +182,48 @@ describe('parseDuration', () => {
     expect(parseDuration(text)).toBe(ms)
   })
 })
+
+describe('users', () => {
+  const users = (argv: string[], env: Record<string, string> = {}) => {
+    const invocation = parseArgs(['users', ...argv], env)
+    if (invocation.action !== 'users') throw new Error(`not a users command: ${invocation.action}`)
+    return invocation.config
+  }
+
+  test('reads the command, its email and the way to the store', () => {
+    expect(users(['disable', ' ana@rock-legends.com ', '--data', 'x.json', '--json'])).toMatchObject({
+      command: 'disable',
+      email: 'ana@rock-legends.com',
+      data: 'x.json',
+      json: true,
+      passwordStdin: false,
+    })
+    expect(users(['list'], { ROCK_LEGENDS_DATA: 'y.json' })).toMatchObject({ data: 'y.json', page: undefined })
+    expect(users(['list', '--limit', '5'])).toMatchObject({ data: './data/db.json', page: { limit: 5, offset: 0 } })
+    expect(
+      users(['add', '--email=a@b.co', '--name', 'A', '--password-stdin'], {
+        ROCK_LEGENDS_URL: 'http://127.0.0.1:3000',
+        ROCK_LEGENDS_API_KEYS: ' k1 ,k2',
+      }),
+    ).toMatchObject({ email: 'a@b.co', name: 'A', passwordStdin: true, url: 'http://127.0.0.1:3000', envApiKey: 'k1' })
+  })
+
+  test.each([[[]], [['--help']], [['list', '-h']]])('%p asks for the users help', (argv) => {
+    expect(parseArgs(['users', ...argv])).toEqual({ action: 'users-help' })
+  })
+
+  test.each([
+    [['remove', 'a@b.co']],
+    [['disable']],
+    [['disable', 'a@b.co', 'b@b.co']],
+    [['add', '--email', 'a@b.co']],
+    [['add', '--name', 'A']],
+    [['add', '--email', 'a@b.co', '--name', 'A', '--password', 'secret123']],
+    [['list', '--email', 'a@b.co']],
+    [['list', '--offset', '-1']],
+    [['list', '--url', 'ftp://x']],
+    [['enable', 'a@b.co', '--api-key', ' ']],
+  ])('%p is a usage error', (argv) => {
+    expect(() => parseArgs(['users', ...argv])).toThrow(UsageError)
+  })
+})

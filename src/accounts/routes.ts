@@ -75,13 +75,13 @@ export const accountRoutes = (accounts: Accounts, guard: ReturnType<typeof authG
       body: LoginInput,
       response: {
         200: described(Session, 'You are logged in: the bearer token is shown this once.'),
-        ...problemResponses(400, 401, 413, 415, 429, 503),
+        ...problemResponses(400, 401, 403, 413, 415, 429, 503),
       },
       detail: {
         operationId: 'loginUser',
         summary: 'Log in for a bearer token',
         description:
-          'Exchanges email and password for a bearer token (24 hours by default). A wrong password and an unknown email get the same 401; repeated failures get 429 with `Retry-After`. An account holds at most 100 live tokens: a login beyond that revokes the oldest.',
+          'Exchanges email and password for a bearer token (24 hours by default). A wrong password and an unknown email get the same 401; repeated failures get 429 with `Retry-After`. An account holds at most 100 live tokens: a login beyond that revokes the oldest. An account the operator has disabled gets 403 `account-disabled`, and only with the right password.',
         tags: ['Accounts'],
         security: publicAccess,
       },

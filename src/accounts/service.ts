@@ -3,6 +3,7 @@ import { argon2id, dummyHash, type PasswordHasher } from '../auth/password.ts'
 import { generateSecret, hashSecret, KEY_PREFIX, TOKEN_PREFIX } from '../auth/secrets.ts'
 import { emailKey, isFoldedEmail } from '../model/email.ts'
 import {
+  AccountDisabledError,
   ConflictError,
   CredentialNotAllowedError,
   InvalidFieldError,
@@ -128,6 +129,11 @@ const emailTaken = (email: string) =>
 // One answer for an unknown email and a wrong password, so the response says nothing about which emails exist.
 const loginFailed = () => new UnauthenticatedError('The email or password is not correct.')
 
+const accountDisabled = () =>
+  new AccountDisabledError(
+    "This account has been disabled by the server's operator: it cannot log in, and its tokens and keys are refused. Ask the operator to enable it again.",
+  )
+
 const unknownKey = (id: number) => new NotFoundError(`You have no API key ${id}.`)
 
 const tooManyKeys = (max: number) =>
@@ -200,7 +206,9 @@ export class Accounts {
     const passwordHash = await this.passwords.hash(fields.password)
     try {
       const createdAt = this.now().toISOString()
-      return publicUser(await this.store.users.insert({ name: fields.name.trim(), email, passwordHash, createdAt }))
+      return publicUser(
+        await this.store.users.insert({ name: fields.name.trim(), email, passwordHash, createdAt, disabledAt: null }),
+      )
     } catch (error) {
       if (error instanceof DuplicateEmailError) throw emailTaken(email)
       throw error
@@ -251,6 +259,9 @@ export class Accounts {
       this.failuresByEmailFromClient.forgive(byEmailFromClient),
       this.failuresByEmailCeiling.forgive(byEmailCeiling),
     ])
+    // Said only now, after the password was verified (the right one is not a failed login): whoever does not know
+    // it learns nothing, and the owner learns why they cannot log in.
+    if (user.disabledAt !== null) throw accountDisabled()
     // The owner's earlier slips from this address are forgiven; failures from elsewhere, or still in flight, are not.
     await this.failuresByEmailFromClient.forgetSettled(emailFromClient)
     await this.knownAddresses.record(emailFromClient)

@@ -5,7 +5,8 @@ import { sameHash } from './secrets.ts'
 /**
  * The credential check for users' bearer tokens (`Authorization: Bearer rl_tok_…`) and personal API keys
  * (`X-API-Key: rl_key_…`). A secret presented under the other scheme, expired, revoked or unknown is simply not
- * found, so the guard answers all of them with the same 401. A use is recorded as `lastUsedAt`.
+ * found, so the guard answers all of them with the same 401; so are those of an account the operator disabled. A use
+ * is recorded as `lastUsedAt`.
  *
  * @example
  * const guard = authGuard([serviceKeys(apiKeys), userCredentials(store, () => new Date())])
@@ -20,7 +21,9 @@ export function userCredentials(store: Store, now: () => Date): CredentialCheck 
     if (credential.revokedAt !== null) return undefined
     const at = now()
     if (credential.expiresAt !== null && Date.parse(credential.expiresAt) <= at.getTime()) return undefined
-    if (!(await store.users.get(credential.userId))) return undefined
+    // Read on every request, so that disabling an account refuses its tokens and keys from the next request on.
+    const user = await store.users.get(credential.userId)
+    if (!user || user.disabledAt) return undefined
     store.credentials.touch(credential.id, at.toISOString())
     return { kind: 'user', userId: credential.userId, credentialId: credential.id, via: credential.kind }
   }

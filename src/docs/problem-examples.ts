@@ -23,6 +23,9 @@ const details: Record<
     detail:
       "A service key belongs to no user. Send a user's bearer token (POST /api/v1/user/login) or personal API key.",
   },
+  'account-disabled': {
+    detail: "This account has been disabled by the server's operator. Ask them to enable it again.",
+  },
   'not-found': { detail: 'There is no artist 42.' },
   'method-not-allowed': { detail: 'PATCH is not supported on /api/v1/artists/1; use DELETE, GET, HEAD, PUT.' },
   conflict: {

@@ -36,6 +36,12 @@ function mayAnswer(kind: ProblemKind, operation: Operation, write: boolean): boo
       return operation.deprecated === true
     case 'method-not-allowed':
       return false
+    // Credentials of the wrong kind: only where credentials are asked for.
+    case 'credential-not-allowed':
+      return operation.security === undefined || operation.security.length > 0
+    // Added below for the login only.
+    case 'account-disabled':
+      return false
     default:
       return true
   }
@@ -52,6 +58,8 @@ function problemKinds(operation: Operation, method: string): Map<number, Set<Pro
   for (const status of Object.keys(operation.responses).map(Number))
     for (const kind of kindsByStatus.get(status) ?? []) if (mayAnswer(kind, operation, write)) add(kind)
   if (write) writeKinds.forEach(add)
+  // Only a login (with the right password) learns that its account is disabled; its credentials just get 401.
+  if (operation.operationId === 'loginUser') add('account-disabled')
   add('internal-error')
   return kinds
 }

@@ -1,4 +1,5 @@
 import {
+  AccountDisabledError,
   ConflictError,
   CredentialNotAllowedError,
   type DomainError,
@@ -24,6 +25,7 @@ export function domainProblem(error: DomainError): Problem | undefined {
     return new Problem('unauthorized', error.message, {}, { 'www-authenticate': CHALLENGE })
   if (error instanceof CredentialNotAllowedError) return new Problem('credential-not-allowed', error.message)
   if (error instanceof NotPermittedError) return new Problem('forbidden', error.message)
+  if (error instanceof AccountDisabledError) return new Problem('account-disabled', error.message)
   if (error instanceof TooManyAttemptsError)
     return new Problem('too-many-requests', error.message, {}, { 'retry-after': String(error.retryAfterSeconds) })
   if (error instanceof InvalidFieldError) return invalid([{ pointer: error.pointer, detail: error.message }])

@@ -44,6 +44,12 @@ export const problemTypes = {
     explanation:
       "The credentials are valid, but not for this. Account operations under /api/v1/user act for a user, so they need that user's bearer token or personal API key; an operator's service key belongs to no user. Logging out ends a bearer token: to revoke a personal API key, use DELETE /api/v1/user/api-keys/{id}. The other way round, operations of the operator (resetting a fixture server with POST /__admin/reset) need a service key (--api-key), not a user's credentials.",
   },
+  'account-disabled': {
+    status: 403,
+    title: 'The account is disabled',
+    explanation:
+      "The email and password are right, but the server's operator has disabled this account (rock-legends users disable): it cannot log in, and its bearer tokens and personal API keys are refused. Ask the operator to enable it again.",
+  },
   'not-found': {
     status: 404,
     title: 'Not found',

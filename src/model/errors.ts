@@ -32,6 +32,14 @@ export class NotPermittedError extends DomainError {
   override name = 'NotPermittedError'
 }
 
+/**
+ * A login with the right password to an account the operator has disabled. Answered only once the password is
+ * verified, so it reveals nothing to someone who does not know it.
+ */
+export class AccountDisabledError extends DomainError {
+  override name = 'AccountDisabledError'
+}
+
 /** Too many attempts in a short time; `retryAfterSeconds` says when the next one may be made. */
 export class TooManyAttemptsError extends DomainError {
   override name = 'TooManyAttemptsError'

@@ -16,7 +16,16 @@ export interface User {
   email: string
   passwordHash: string
   createdAt: string
+  /**
+   * When the operator disabled the account (`rock-legends users disable`), or null: a disabled account cannot log in
+   * and its tokens and keys are refused. Data written before accounts could be disabled has no such field; the stores
+   * read it as null.
+   */
+  disabledAt: string | null
 }
+
+/** What `users.update` may change in an account: its password hash and whether (since when) it is disabled. */
+export type UserChanges = Partial<Pick<User, 'passwordHash' | 'disabledAt'>>
 
 /** A bearer token or personal API key of a user, kept only as the SHA-256 hash of its secret. */
 export interface Credential {
@@ -201,6 +210,10 @@ export interface Store {
     findByEmail(email: string): Promise<User | undefined>
     /** Rejects with {@link DuplicateEmailError} when the email, or a look-alike form of it, is taken. */
     insert(fields: New<User>): Promise<User>
+    /** A page of every account, in id order (the operator's list, `rock-legends users list`). */
+    list(page: Page): Promise<Slice<User>>
+    /** Changes the fields of `changes` in account `id`, in one durable write; `undefined` when there is no such user. */
+    update(id: number, changes: UserChanges): Promise<User | undefined>
   }
   readonly credentials: {
     findByHash(hash: string): Promise<Credential | undefined>
@@ -214,6 +227,8 @@ export interface Store {
     insert(fields: New<Credential>, limit?: CredentialLimit): Promise<Credential>
     /** Marks a credential revoked; `undefined` when there is no such credential. */
     revoke(id: number, at: string): Promise<Credential | undefined>
+    /** Revokes every live credential of `kind` of the user, in one durable write; resolves with how many. */
+    revokeAll(userId: number, kind: Credential['kind'], at: string): Promise<number>
     /** Records a use; kept in memory and persisted later, with other writes, never a write of its own. */
     touch(id: number, at: string): void
     /**

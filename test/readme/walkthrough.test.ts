@@ -248,10 +248,15 @@ describe('the README walkthrough', () => {
     expect(stderr).toMatch(/^POST \/api\/v1\/artists\/33\/albums 201 /m)
   })
 
-  test('answers an error only where the README shows one: the deprecated delete, a revoked key, a logged-out token', () => {
+  test('answers an error only where the README shows one: the deprecated delete, a revoked key, a logged-out token, a disabled account', () => {
     const access = [...stderr.matchAll(/^(GET|POST|PUT|DELETE|PATCH) (\S+) (\d{3}) /gm)]
     const errors = access.filter((match) => Number(match[3]) >= 400).map((match) => match.slice(1, 4).join(' '))
-    expect(errors).toEqual(['DELETE /api/v1/artists/33 400', 'POST /api/v1/artists 401', 'GET /api/v1/user/me 401'])
+    expect(errors).toEqual([
+      'DELETE /api/v1/artists/33 400',
+      'POST /api/v1/artists 401',
+      'GET /api/v1/user/me 401',
+      'POST /api/v1/user/login 403',
+    ])
     expect(access.filter((match) => match[2]?.startsWith('/api/v1/')).length).toBeGreaterThanOrEqual(20)
   })
 })

@@ -87,7 +87,13 @@ describe('purging in the store', () => {
 
   async function storeWithUser() {
     const { store, state } = countingStore()
-    await store.users.insert({ name: 'U', email: 'u@example.com', passwordHash: 'x', createdAt: 'now' })
+    await store.users.insert({
+      name: 'U',
+      email: 'u@example.com',
+      passwordHash: 'x',
+      createdAt: 'now',
+      disabledAt: null,
+    })
     return { store, state }
   }
 

@@ -161,7 +161,13 @@ describe('openJsonFileStore', () => {
 
   test('last-used times touched in memory are saved on close', async () => {
     const store = await openJsonFileStore(file)
-    const user = await store.users.insert({ name: 'U', email: 'u@example.com', passwordHash: 'x', createdAt: 'now' })
+    const user = await store.users.insert({
+      name: 'U',
+      email: 'u@example.com',
+      passwordHash: 'x',
+      createdAt: 'now',
+      disabledAt: null,
+    })
     const credential = await store.credentials.insert({
       userId: user.id,
       kind: 'key',
@@ -184,7 +190,13 @@ describe('a write that cannot be made durable', () => {
   async function failingStore() {
     const { store, state } = countingStore()
     await store.artists.insert(artist('kept'))
-    await store.users.insert({ name: 'U', email: 'u@example.com', passwordHash: 'x', createdAt: 'now' })
+    await store.users.insert({
+      name: 'U',
+      email: 'u@example.com',
+      passwordHash: 'x',
+      createdAt: 'now',
+      disabledAt: null,
+    })
     state.failing = true
     return { store, state }
   }
@@ -195,7 +207,7 @@ describe('a write that cannot be made durable', () => {
       store.artists.insert(artist('lost')),
       store.artists.replace({ id: 1, ...artist('renamed') }),
       store.albums.insert({ artistId: 1, name: 'lost album' }),
-      store.users.insert({ name: 'V', email: 'v@example.com', passwordHash: 'x', createdAt: 'now' }),
+      store.users.insert({ name: 'V', email: 'v@example.com', passwordHash: 'x', createdAt: 'now', disabledAt: null }),
     ]
     for (const outcome of await Promise.allSettled(attempts))
       expect(outcome.status === 'rejected' && outcome.reason).toBeInstanceOf(StoreUnavailableError)
@@ -205,7 +217,15 @@ describe('a write that cannot be made durable', () => {
     state.failing = false
     expect((await store.artists.insert(artist('after'))).id).toBe(2)
     expect(
-      (await store.users.insert({ name: 'V', email: 'v@example.com', passwordHash: 'x', createdAt: 'n' })).id,
+      (
+        await store.users.insert({
+          name: 'V',
+          email: 'v@example.com',
+          passwordHash: 'x',
+          createdAt: 'n',
+          disabledAt: null,
+        })
+      ).id,
     ).toBe(2)
   })
 })

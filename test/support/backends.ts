@@ -48,12 +48,17 @@ function whenReady(ready: Promise<Store>): Store {
       get: on((store, id: number) => store.users.get(id)),
       findByEmail: on((store, email: string) => store.users.findByEmail(email)),
       insert: on((store, fields: Parameters<Store['users']['insert']>[0]) => store.users.insert(fields)),
+      list: on((store, page: Parameters<Store['users']['list']>[0]) => store.users.list(page)),
+      update: on((store, ...args: Parameters<Store['users']['update']>) => store.users.update(...args)),
     },
     credentials: {
       findByHash: on((store, hash: string) => store.credentials.findByHash(hash)),
       listByUser: on((store, userId: number) => store.credentials.listByUser(userId)),
       insert: on((store, ...args: Parameters<Store['credentials']['insert']>) => store.credentials.insert(...args)),
       revoke: on((store, id: number, at: string) => store.credentials.revoke(id, at)),
+      revokeAll: on((store, ...args: Parameters<Store['credentials']['revokeAll']>) =>
+        store.credentials.revokeAll(...args),
+      ),
       touch: (id, at) => {
         ready.then((store) => store.credentials.touch(id, at))
       },

@@ -20,10 +20,11 @@ import {
   type Store,
   StoreUnavailableError,
   type User,
+  type UserChanges,
 } from '../store.ts'
 import { listAlbums } from './album-lists.ts'
 import type { Batch } from './batch.ts'
-import { type Document, emptyDocument, type StoredDocument, withoutNulls } from './document.ts'
+import { type Document, emptyDocument, type StoredDocument, upgradeDocument } from './document.ts'
 import { type Change, GroupCommit } from './group-commit.ts'
 import { MemoryLimiter } from './memory-limiter.ts'
 import type { Persistence } from './persistence.ts'
@@ -63,8 +64,8 @@ export class DocumentStore implements Store {
     db: Low<Document>,
     private readonly persistence: Persistence,
   ) {
-    // Files written by version 0.1 said null for unset fields; the store holds and serves them left out.
-    db.data = db.data ? withoutNulls(db.data as unknown as StoredDocument) : emptyDocument()
+    // Files written by earlier versions said null for unset fields, or had no `disabledAt` on users.
+    db.data = db.data ? upgradeDocument(db.data as unknown as StoredDocument) : emptyDocument()
     this.records = new Records(db)
     this.commits = new GroupCommit(this.records, persistence)
   }
@@ -127,6 +128,19 @@ export class DocumentStore implements Store {
         batch.put('users', user)
         return user
       }),
+    list: async (page: Page): Promise<Slice<User>> => {
+      const { users } = this.records.doc
+      return { items: users.slice(page.offset, page.offset + page.limit), total: users.length }
+    },
+    update: (id: number, changes: UserChanges): Promise<User | undefined> =>
+      this.change((batch) => {
+        const user = this.records.user(id)
+        if (!user) return undefined
+        const { passwordHash = user.passwordHash, disabledAt = user.disabledAt } = changes
+        const updated: User = { ...user, passwordHash, disabledAt }
+        batch.put('users', updated)
+        return updated
+      }),
   }
 
   readonly credentials = {
@@ -146,6 +160,15 @@ export class DocumentStore implements Store {
         const revoked = { ...credential, revokedAt: at }
         batch.put('credentials', revoked)
         return revoked
+      }),
+    revokeAll: (userId: number, kind: Credential['kind'], at: string): Promise<number> =>
+      this.change((batch) => {
+        const now = Date.parse(at)
+        const live = this.records
+          .credentialsOf(userId)
+          .filter((credential) => credential.kind === kind && !isDead(credential, now))
+        for (const credential of live) batch.put('credentials', { ...credential, revokedAt: at })
+        return live.length
       }),
     touch: (id: number, at: string): void => {
       const credential = this.records.credential(id)

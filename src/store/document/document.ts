@@ -2,6 +2,7 @@ import { type Static, Type as T, type TSchema } from '@sinclair/typebox'
 import { type TypeCheck, TypeCompiler } from '@sinclair/typebox/compiler'
 import { type Album, StoredAlbum } from '../../model/album.ts'
 import { type Artist, StoredArtist } from '../../model/artist.ts'
+import type { User } from '../store.ts'
 
 const nullable = <S extends ReturnType<typeof T.String>>(schema: S) => T.Union([schema, T.Null()])
 const id = T.Integer({ minimum: 1 })
@@ -13,7 +14,17 @@ export const DocumentSchema = T.Object({
   counters: T.Object({ artists: T.Integer(), albums: T.Integer(), users: T.Integer(), credentials: T.Integer() }),
   artists: T.Array(StoredArtist),
   albums: T.Array(StoredAlbum),
-  users: T.Array(T.Object({ id, name: T.String(), email: T.String(), passwordHash: T.String(), createdAt: timestamp })),
+  users: T.Array(
+    T.Object({
+      id,
+      name: T.String(),
+      email: T.String(),
+      passwordHash: T.String(),
+      createdAt: timestamp,
+      // Optional: files and journals written before accounts could be disabled have none (see upgradeDocument).
+      disabledAt: T.Optional(nullable(timestamp)),
+    }),
+  ),
   credentials: T.Array(
     T.Object({
       id,
@@ -33,8 +44,12 @@ export const DocumentSchema = T.Object({
 /** The data file's document as read: records in id order and the counters that assign the next ids. */
 export type StoredDocument = Static<typeof DocumentSchema>
 
-/** The document as the store holds it, once read: unset fields are left out (see {@link withoutNulls}). */
-export type Document = Omit<StoredDocument, 'artists' | 'albums'> & { artists: Artist[]; albums: Album[] }
+/** The document as the store holds it, once read (see {@link upgradeDocument}). */
+export type Document = Omit<StoredDocument, 'artists' | 'albums' | 'users'> & {
+  artists: Artist[]
+  albums: Album[]
+  users: User[]
+}
 
 /** A fresh, empty document. */
 export function emptyDocument(): Document {
@@ -98,4 +113,17 @@ export function withoutNulls(document: StoredDocument): Document {
       if (hasNull(record)) records[i] = Object.fromEntries(Object.entries(record).filter(([, value]) => value !== null))
     }
   return document as Document
+}
+
+/**
+ * The document in the form the store holds: artists and albums without nulls (see {@link withoutNulls}), and every
+ * user with its `disabledAt` (null when a file or journal written before accounts could be disabled has none).
+ */
+export function upgradeDocument(document: StoredDocument): Document {
+  const users = document.users as { disabledAt?: string | null }[]
+  for (let i = 0; i < users.length; i++) {
+    const user = users[i] as { disabledAt?: string | null }
+    if (user.disabledAt === undefined) users[i] = { ...user, disabledAt: null }
+  }
+  return withoutNulls(document)
 }

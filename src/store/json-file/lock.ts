@@ -1,6 +1,6 @@
 import { closeSync, fstatSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs'
 import { DataFileError, DataFileLockedError } from './errors.ts'
-import { CREATE_NEW, FILE_MODE, foreignFileProblem, openError, READ_EXISTING } from './owned-file.ts'
+import { APPEND_EXISTING, CREATE_NEW, FILE_MODE, foreignFileProblem, openError, READ_EXISTING } from './owned-file.ts'
 
 const heldHere = new Set<string>()
 
@@ -31,20 +31,74 @@ function create(lockPath: string): boolean {
   return true
 }
 
-/** The pid in an existing lock, read without following a link, from a file that must be our own. */
-function owner(lockPath: string): number {
+/** The text of an existing lock, read without following a link, from a file that must be our own; '' when gone. */
+function lockText(lockPath: string): string {
   let fd: number
   try {
     fd = openSync(lockPath, READ_EXISTING)
   } catch (error) {
     // Gone since: whoever held it has just released it.
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return Number.NaN
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return ''
     throw openError(lockPath, error)
   }
   try {
     const problem = foreignFileProblem(lockPath, fstatSync(fd))
     if (problem) throw new DataFileError(problem)
-    return Number.parseInt(readFileSync(fd, 'utf8'), 10)
+    return readFileSync(fd, 'utf8')
+  } finally {
+    closeSync(fd)
+  }
+}
+
+/** The pid in an existing lock: its first line (what follows is what a server records once it listens). */
+const owner = (lockPath: string): number => Number.parseInt(lockText(lockPath), 10)
+
+/** Who holds a data file's lock, and what a server holding it recorded there once it was listening. */
+export interface LockOwner {
+  pid: number
+  /** Whether that process still runs; a lock of a dead one is stale, and the next to open the file takes it over. */
+  alive: boolean
+  /** The server's base URL, reachable from this machine. */
+  url?: string
+  /** A service key of that server's process alone, for `rock-legends users` (see `recordServer`). */
+  key?: string
+}
+
+/**
+ * Who holds the lock of `file`, or `undefined` when no one does. A lock that is a link or someone else's file is a
+ * {@link DataFileError}: only the user the server runs as (or root, through it) may read what it records.
+ */
+export function lockOwner(file: string): LockOwner | undefined {
+  const text = lockText(`${file}.lock`)
+  const pid = Number.parseInt(text, 10)
+  if (!Number.isInteger(pid)) return undefined
+  const field = (name: string) =>
+    text
+      .split('\n')
+      .find((line) => line.startsWith(`${name}=`))
+      ?.slice(name.length + 1)
+  return { pid, alive: pid === process.pid || alive(pid), url: field('url'), key: field('key') }
+}
+
+/**
+ * Appends to the lock this process holds on `file` what `rock-legends users` needs to reach the server instead of
+ * writing the file behind its back: its URL and a service key of this process's own. The first line stays the pid,
+ * so the lock means what it meant to every version; the file stays mode 0600, readable by this user (and root)
+ * alone, who could as well edit the data file with the server stopped. Nothing happens for a lock not held here.
+ */
+export function recordServer(file: string, fields: { url: string; key: string }): void {
+  const lockPath = `${file}.lock`
+  if (!heldHere.has(lockPath)) return
+  let fd: number
+  try {
+    fd = openSync(lockPath, APPEND_EXISTING)
+  } catch (error) {
+    throw openError(lockPath, error)
+  }
+  try {
+    const problem = foreignFileProblem(lockPath, fstatSync(fd))
+    if (problem) throw new DataFileError(problem)
+    writeSync(fd, `url=${fields.url}\nkey=${fields.key}\n`)
   } finally {
     closeSync(fd)
   }

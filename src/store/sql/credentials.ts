@@ -47,3 +47,18 @@ export async function purgeCredentials(sql: SQL, now: string): Promise<number> {
   const gone = await sql`DELETE FROM rl_credentials WHERE revoked_at IS NOT NULL OR expires_ms <= ${at} RETURNING id`
   return gone.length
 }
+
+/** Revokes, at `at`, every credential of `kind` of the user that is still live then; how many. */
+export async function revokeAllCredentials(
+  sql: SQL,
+  userId: number,
+  kind: Credential['kind'],
+  at: string,
+): Promise<number> {
+  const revoked = await sql`
+    UPDATE rl_credentials SET revoked_at = ${at}
+    WHERE user_id = ${userId} AND kind = ${kind} AND revoked_at IS NULL
+      AND (expires_ms IS NULL OR expires_ms > ${msOf(at)})
+    RETURNING id`
+  return revoked.length
+}

@@ -115,6 +115,15 @@ export const MIGRATIONS: readonly Migration[] = [
       )`,
     ],
   },
+  {
+    version: 2,
+    name: 'accounts the operator can disable',
+    statements: [
+      // When the operator disabled the account (`rock-legends users disable`), or NULL. IF NOT EXISTS lets the
+      // migration run again after a replica died half-way (rule 7); every existing account stays enabled.
+      'ALTER TABLE rl_users ADD COLUMN IF NOT EXISTS disabled_at TEXT',
+    ],
+  },
 ]
 
 /** The version of the schema this build expects. */

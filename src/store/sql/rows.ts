@@ -90,6 +90,8 @@ export const userRow = (id: number, user: New<User>, emailKey: string) => ({
   email_key: emailKey,
   password_hash: user.passwordHash,
   created_at: user.createdAt,
+  // A reset point saved before accounts could be disabled has users without the field.
+  disabled_at: user.disabledAt ?? null,
 })
 
 /** A user from its row. */
@@ -99,6 +101,7 @@ export const userOf = (row: Record<string, unknown>): User => ({
   email: row.email as string,
   passwordHash: row.password_hash as string,
   createdAt: row.created_at as string,
+  disabledAt: (row.disabled_at as string | null | undefined) ?? null,
 })
 
 /**

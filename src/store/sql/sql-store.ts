@@ -20,9 +20,10 @@ import {
   type Store,
   StoreUnavailableError,
   type User,
+  type UserChanges,
 } from '../store.ts'
 import { causeOf, connectSql, describeTarget } from './connect.ts'
-import { insertCredential, purgeCredentials, revokeCredential } from './credentials.ts'
+import { insertCredential, purgeCredentials, revokeAllCredentials, revokeCredential } from './credentials.ts'
 import { isStaleConnection, storeError, within } from './faults.ts'
 import { SqlLimiter } from './limiter.ts'
 import { listAlbums, listArtists } from './lists.ts'
@@ -249,6 +250,24 @@ export class SqlStore implements Store {
         if (sqlState(error) === '23505') throw new DuplicateEmailError(fields.email)
         throw error
       }),
+    list: (page: Page): Promise<Slice<User>> =>
+      this.read(async () => {
+        // count(*): the operator's list is rare, and users are never deleted, so no counter of them is kept.
+        const [counted] = await this.sql`SELECT count(*) AS total FROM rl_users`
+        const rows = await this.sql`SELECT * FROM rl_users ORDER BY id LIMIT ${page.limit} OFFSET ${page.offset}`
+        return { items: rows.map(userOf), total: Number(counted?.total ?? 0) }
+      }),
+    update: (id: number, changes: UserChanges): Promise<User | undefined> => {
+      const columns: Record<string, string | null> = {}
+      if (changes.passwordHash !== undefined) columns.password_hash = changes.passwordHash
+      if (changes.disabledAt !== undefined) columns.disabled_at = changes.disabledAt
+      if (!validId(id)) return Promise.resolve(undefined)
+      if (Object.keys(columns).length === 0) return this.users.get(id)
+      return this.write(async (tx) => {
+        const [row] = await tx`UPDATE rl_users SET ${tx(columns)} WHERE id = ${id} RETURNING *`
+        return row ? userOf(row) : undefined
+      })
+    },
   }
 
   readonly credentials = {
@@ -269,6 +288,8 @@ export class SqlStore implements Store {
       validId(id)
         ? this.write((tx) => revokeCredential(tx, id, at)).then((found) => found && this.withTouch(found))
         : Promise.resolve(undefined),
+    revokeAll: (userId: number, kind: Credential['kind'], at: string): Promise<number> =>
+      validId(userId) ? this.write((tx) => revokeAllCredentials(tx, userId, kind, at)) : Promise.resolve(0),
     touch: (id: number, at: string): void => {
       // Not a write of its own: saved with the next batch, or by the timer, or on close.
       if (!this.closed && validId(id)) this.writes.touch(id, at)

@@ -220,6 +220,7 @@ describe.skipIf(skip)('SqlStore: users and credentials', () => {
     email,
     passwordHash: '$argon2id$x',
     createdAt: '2025-01-01T00:00:00.000Z',
+    disabledAt: null,
   })
   const credential = (userId: number, over: Partial<New<Credential>> = {}): New<Credential> => ({
     userId,
@@ -366,20 +367,29 @@ describe.skipIf(skip)('SqlStore: seeding, snapshot and restore', () => {
   test('snapshot, then writes, then restore: records and counters as they were', async () => {
     const sql = await replica()
     await sql.load(CATALOGUE)
-    const { id: userId } = await sql.users.insert({ name: 'A', email: 'a@b.co', passwordHash: 'h', createdAt: 'now' })
+    const { id: userId } = await sql.users.insert({
+      name: 'A',
+      email: 'a@b.co',
+      passwordHash: 'h',
+      createdAt: 'now',
+      disabledAt: null,
+    })
     const before = exact(await sql.artists.list({ limit: 10, offset: 0 }, { sort: 'name' }))
     const handle = await sql.snapshot()
     await sql.artists.insert({ name: 'Intruso' })
     await sql.albums.insert({ artistId: 1, name: 'Intruso' })
     await sql.artists.replace({ id: 1, name: 'Renamed' })
-    await sql.users.insert({ name: 'B', email: 'b@b.co', passwordHash: 'h', createdAt: 'now' })
+    await sql.users.insert({ name: 'B', email: 'b@b.co', passwordHash: 'h', createdAt: 'now', disabledAt: null })
     await sql.restore(handle)
     expect(exact(await sql.artists.list({ limit: 10, offset: 0 }, { sort: 'name' }))).toEqual(before)
     expect((await sql.albums.listByArtist(1, { limit: 10, offset: 0 }))?.total).toBe(2)
     expect(await sql.users.findByEmail('b@b.co')).toBeUndefined()
     expect((await sql.users.get(userId))?.email).toBe('a@b.co')
     expect((await sql.artists.insert({ name: 'After' })).id).toBe(4)
-    expect((await sql.users.insert({ name: 'B', email: 'b@b.co', passwordHash: 'h', createdAt: 'now' })).id).toBe(2)
+    expect(
+      (await sql.users.insert({ name: 'B', email: 'b@b.co', passwordHash: 'h', createdAt: 'now', disabledAt: null }))
+        .id,
+    ).toBe(2)
     // Again: the reset point stays.
     await sql.restore(handle)
     expect((await sql.artists.list({ limit: 10, offset: 0 })).total).toBe(3)
@@ -408,7 +418,13 @@ describe.skipIf(skip)('SqlStore: two replicas over one database', () => {
 
   test('a credential revoked on A is revoked on B at once', async () => {
     const [a, b] = await twoReplicas()
-    const { id: userId } = await a.users.insert({ name: 'A', email: 'a@b.co', passwordHash: 'h', createdAt: 'now' })
+    const { id: userId } = await a.users.insert({
+      name: 'A',
+      email: 'a@b.co',
+      passwordHash: 'h',
+      createdAt: 'now',
+      disabledAt: null,
+    })
     const token = await a.credentials.insert({
       userId,
       kind: 'token',
@@ -455,7 +471,13 @@ describe.skipIf(skip)('SqlStore: two replicas over one database', () => {
 
   test('a credential limit holds across replicas under concurrency', async () => {
     const [a, b] = await twoReplicas()
-    const { id: userId } = await a.users.insert({ name: 'A', email: 'a@b.co', passwordHash: 'h', createdAt: 'now' })
+    const { id: userId } = await a.users.insert({
+      name: 'A',
+      email: 'a@b.co',
+      passwordHash: 'h',
+      createdAt: 'now',
+      disabledAt: null,
+    })
     const attempt = (store: Store, i: number, whenFull: 'refuse' | 'revoke-oldest') =>
       store.credentials.insert(
         {

@@ -1,0 +1,141 @@
+import { argon2id, type PasswordHasher } from '../auth/password.ts'
+import { EMAIL_PATTERN, isFoldedEmail } from '../model/email.ts'
+import { ConflictError, InvalidFieldError, NotFoundError } from '../model/errors.ts'
+import { DuplicateEmailError, type Page, type Slice, type Store, type User } from '../store/store.ts'
+import { displayEmail, normalizeEmail } from './service.ts'
+
+/** An account as the operator sees it (`rock-legends users`, `/__admin/users`): never the password or its hash. */
+export interface AccountView {
+  id: number
+  name: string
+  email: string
+  created_at: string
+  /** Left out while the account is enabled. */
+  disabled_at?: string
+}
+
+/** What `disable` and `enable` answer: the account, and whether this call changed it (false: it already was). */
+export interface AccountChange {
+  user: AccountView
+  changed: boolean
+}
+
+/** What `resetPassword` answers: the account, and how many of its live bearer tokens were revoked. */
+export interface PasswordReset {
+  user: AccountView
+  revoked_tokens: number
+}
+
+/** The fields of a new account, as the operator gives them. */
+export interface NewAccount {
+  name: string
+  email: string
+  password: string
+}
+
+/** The view of `user` the operator gets. */
+export const accountView = ({ id, name, email, createdAt, disabledAt }: User): AccountView => ({
+  id,
+  name,
+  email,
+  created_at: createdAt,
+  disabled_at: disabledAt ?? undefined,
+})
+
+const EMAIL = new RegExp(EMAIL_PATTERN)
+
+/** The sign-up rules (`SignupInput`), for callers that do not come through a validated route (the command line). */
+export function checkNewAccount({ name, email, password }: NewAccount): void {
+  if (name.length < 1 || name.length > 100 || !/\S/.test(name))
+    throw new InvalidFieldError('/name', 'must be 1–100 characters, not blank')
+  if (email.length > 254 || !EMAIL.test(email) || !isFoldedEmail(normalizeEmail(email)))
+    throw new InvalidFieldError('/email', 'must be an email address such as carlos@rock-legends.com')
+  checkPassword(password)
+}
+
+/** The password rule of sign-up: 8–1,024 characters. */
+export function checkPassword(password: string): void {
+  if (password.length < 8 || password.length > 1024)
+    throw new InvalidFieldError('/password', 'must be 8–1,024 characters')
+}
+
+const unknownAccount = (email: string) => new NotFoundError(`There is no account with the email ${email.trim()}.`)
+
+/**
+ * What the operator does to accounts, whichever way the command reaches the store (directly, or through the running
+ * server's `/__admin/users` routes): list them, add one, disable and enable one, reset a password. Not limited by
+ * `--no-signup` or by the login brakes: only the operator gets here.
+ */
+export class AccountAdmin {
+  /** The accounts of `store`, hashing with `passwords` (argon2id) and dating changes by `now`. */
+  constructor(
+    private readonly store: Store,
+    private readonly now: () => Date = () => new Date(),
+    private readonly passwords: PasswordHasher = argon2id,
+  ) {}
+
+  /** A page of every account, in id order. */
+  async list(page: Page): Promise<Slice<AccountView>> {
+    const { items, total } = await this.store.users.list(page)
+    return { items: items.map(accountView), total }
+  }
+
+  /** Creates an account with the sign-up rules; 409 when the email, or a look-alike form of it, is taken. */
+  async add(fields: NewAccount): Promise<AccountView> {
+    checkNewAccount(fields)
+    const email = displayEmail(fields.email)
+    const taken = () => new ConflictError(`The email ${email} is already registered.`)
+    if (await this.store.users.findByEmail(email)) throw taken()
+    const passwordHash = await this.passwords.hash(fields.password)
+    try {
+      const user = await this.store.users.insert({
+        name: fields.name.trim(),
+        email,
+        passwordHash,
+        createdAt: this.now().toISOString(),
+        disabledAt: null,
+      })
+      return accountView(user)
+    } catch (error) {
+      if (error instanceof DuplicateEmailError) throw taken()
+      throw error
+    }
+  }
+
+  /**
+   * Disables (or enables) the account of `email`. Idempotent: an account already in that state is left as it is
+   * (`changed: false`), and keeps the time it was first disabled. Disabling revokes nothing: the credential check
+   * reads the account on every request, so its tokens and keys are refused from the next request on, and work again
+   * (those not expired) once it is enabled.
+   */
+  async setDisabled(email: string, disabled: boolean): Promise<AccountChange> {
+    const user = await this.find(email)
+    if ((user.disabledAt !== null) === disabled) return { user: accountView(user), changed: false }
+    const updated = await this.store.users.update(user.id, {
+      disabledAt: disabled ? this.now().toISOString() : null,
+    })
+    if (!updated) throw unknownAccount(email)
+    return { user: accountView(updated), changed: true }
+  }
+
+  /**
+   * Sets a new password for the account of `email` and revokes its live bearer tokens, so that whoever logged in
+   * with the old one is logged out. Personal API keys are left alone: the user made them for their tools (disabling
+   * the account refuses them too).
+   */
+  async resetPassword(email: string, password: string): Promise<PasswordReset> {
+    checkPassword(password)
+    const user = await this.find(email)
+    const passwordHash = await this.passwords.hash(password)
+    const updated = await this.store.users.update(user.id, { passwordHash })
+    if (!updated) throw unknownAccount(email)
+    const revoked = await this.store.credentials.revokeAll(user.id, 'token', this.now().toISOString())
+    return { user: accountView(updated), revoked_tokens: revoked }
+  }
+
+  private async find(email: string): Promise<User> {
+    const user = await this.store.users.findByEmail(email)
+    if (!user) throw unknownAccount(email)
+    return user
+  }
+}

@@ -1,0 +1,49 @@
+import { Elysia, t } from 'elysia'
+import type { AccountAdmin } from '../accounts/admin.ts'
+import { SignupInput } from '../accounts/model.ts'
+import type { authGuard } from '../auth/guard.ts'
+import { PageQuery, pageMeta, pageOf } from '../http/pagination.ts'
+
+const BASE = '/__admin/users'
+
+const EmailInput = t.Object({ email: SignupInput.properties.email }, { additionalProperties: false })
+const PasswordResetInput = t.Object(
+  { email: SignupInput.properties.email, password: SignupInput.properties.password },
+  { additionalProperties: false },
+)
+
+// The operator's routes: only a service key may call them, and they are left out of /openapi.json, which documents
+// the API for its users (README.md, "Managing accounts", documents them).
+const operator = { service: true, detail: { hide: true } } as const
+
+/**
+ * `/__admin/users…`: what `rock-legends users` asks of a running server that owns its data file, so that the command
+ * never writes the file behind the server's back. Every route needs a service key (a user's credentials get 403).
+ */
+export const adminUserRoutes = (admin: AccountAdmin, guard: ReturnType<typeof authGuard>) =>
+  new Elysia({ name: 'admin-users', prefix: BASE })
+    .use(guard)
+    .get(
+      '',
+      async ({ query }) => {
+        const page = pageOf(query)
+        const slice = await admin.list(page)
+        return { data: [...slice.items], meta: pageMeta(BASE, page, slice.total) }
+      },
+      { ...operator, query: PageQuery },
+    )
+    .post(
+      '',
+      async ({ body, set }) => {
+        const user = await admin.add(body)
+        set.status = 201
+        return user
+      },
+      { ...operator, body: SignupInput },
+    )
+    .post('/disable', ({ body }) => admin.setDisabled(body.email, true), { ...operator, body: EmailInput })
+    .post('/enable', ({ body }) => admin.setDisabled(body.email, false), { ...operator, body: EmailInput })
+    .post('/reset-password', ({ body }) => admin.resetPassword(body.email, body.password), {
+      ...operator,
+      body: PasswordResetInput,
+    })
