@@ -1,0 +1,243 @@
+import { mkdir } from 'node:fs/promises'
+import { join } from 'node:path'
+import { writeCatalogue } from './catalogue.ts'
+import { COMPARE_ARTISTS, COMPARE_SETTINGS } from './compare.ts'
+import type { Activity, BenchPostgres } from './postgres.ts'
+import { API_KEY, accessLogOf, artistCount, CREATE_SCRIPT, createArtists, startStore } from './rock-legends.ts'
+import { type ServerProcess, startRockLegends } from './server-process.ts'
+import { type Load, type LoadRun, loadServer } from './wrk.ts'
+
+/** The stores compared, in the order of the report: the JSON file, then one and two replicas over PostgreSQL. */
+export const SQL_TARGETS = ['json', 'sql', 'sql×2'] as const
+/** One of the compared stores. */
+export type SqlTarget = (typeof SQL_TARGETS)[number]
+
+/**
+ * Connections, run length, rounds and warm-ups: those of bench/compare.ts, so the JSON figures are comparable
+ * (`bun bench/sql.ts --quick` shortens them to try the bench out).
+ */
+export const SQL_SETTINGS = { ...COMPARE_SETTINGS }
+
+/** A ratio the report shows: the rate of `of` over that of `over`, held against `goal` when it has one. */
+export interface SqlRatio {
+  of: SqlTarget
+  over: SqlTarget
+  goal?: number
+}
+
+/** A request measured on every target, and the ratios the report shows. */
+export interface SqlCase {
+  label: string
+  method: 'GET' | 'POST'
+  path: string
+  ratios: readonly SqlRatio[]
+}
+
+/** The ratios of a read: the issue's two goals, then the two replicas against the JSON store. */
+const READ_RATIOS: readonly SqlRatio[] = [
+  { of: 'sql', over: 'json', goal: 0.4 },
+  { of: 'sql×2', over: 'sql', goal: 1.6 },
+  { of: 'sql×2', over: 'json' },
+]
+
+/** The requests, as bench/compare.ts sends them. */
+export const SQL_CASES: readonly SqlCase[] = [
+  { label: 'Get one artist', method: 'GET', path: `/api/v1/artists/${COMPARE_ARTISTS / 2}`, ratios: READ_RATIOS },
+  { label: 'List page', method: 'GET', path: '/api/v1/artists?limit=10&offset=0', ratios: READ_RATIOS },
+  {
+    label: 'Create an artist',
+    method: 'POST',
+    path: '/api/v1/artists',
+    ratios: [
+      { of: 'sql', over: 'json', goal: 1 },
+      { of: 'sql×2', over: 'json' },
+      { of: 'sql×2', over: 'sql' },
+    ],
+  },
+]
+
+/** One measured run on one target: wrk's figures (summed over both wrk processes for two replicas), and more. */
+export interface SqlRun extends LoadRun {
+  /** PostgreSQL's CPU time per request (every process of the cluster), in µs; none for the JSON store. */
+  postgresMicrosPerRequest?: number
+  /** Creates: artists before and after the run. */
+  artistsBefore?: number
+  artistsAfter?: number
+  /** Over SQL: what PostgreSQL's busy backends were doing during the run. */
+  activity?: Activity
+  /** Creates over SQL: transactions that wrote, from the transaction ids PostgreSQL handed out during the run. */
+  writeTransactions?: number
+}
+
+/** The runs of one case per target, round by round: `runs[t][i]` ran in round i. */
+export interface SqlResult extends SqlCase {
+  runs: Record<SqlTarget, SqlRun[]>
+}
+
+type Progress = (line: string) => void
+type Targets = Record<SqlTarget, ServerProcess[]>
+
+/** The database every other one is a copy of: the generated catalogue, seeded once by rock-legends itself. */
+const SEEDED = 'rl_seeded'
+
+const noRuns = (): Record<SqlTarget, SqlRun[]> => ({ json: [], sql: [], 'sql×2': [] })
+/** The order of the targets in round `round`: rotated each round, so none always runs first or last. */
+const orderOf = (round: number) => SQL_TARGETS.map((_, i) => SQL_TARGETS[(i + round) % SQL_TARGETS.length] as SqlTarget)
+const sum = (values: readonly number[]) => values.reduce((total, value) => total + value, 0)
+
+/** A replica over `database`, as users start it but for `--data`: the default access log, into a file beside `dir`. */
+async function startReplica(pg: BenchPostgres, database: string, dir: string, seed?: string): Promise<ServerProcess> {
+  await mkdir(dir, { recursive: true })
+  const args = ['--data', pg.url(database), '--api-key', API_KEY, ...(seed ? [`--seed=${seed}`] : [])]
+  return startRockLegends(args, accessLogOf(dir))
+}
+
+/**
+ * Runs `load` on every server of a target at once, the connections split evenly (two wrk processes for two
+ * replicas), and sums their figures; latencies are the higher of the two. With `pg`, adds PostgreSQL's CPU time and
+ * samples what its backends do meanwhile.
+ */
+async function loadTarget(servers: readonly ServerProcess[], load: Load, pg?: BenchPostgres): Promise<SqlRun> {
+  const pgBefore = pg ? await pg.cpuSeconds() : 0
+  const connections = load.connections / servers.length
+  const sampling = pg?.sampleActivity()
+  const runs = await Promise.all(servers.map((server) => loadServer(server, { ...load, connections })))
+  const activity = await sampling?.()
+  const pgSeconds = pg ? (await pg.cpuSeconds()) - pgBefore : undefined
+  const requests = sum(runs.map((run) => run.requests))
+  return {
+    requests,
+    requestsPerSecond: sum(runs.map((run) => run.requestsPerSecond)),
+    p50: Math.max(...runs.map((run) => run.p50)),
+    p99: Math.max(...runs.map((run) => run.p99)),
+    cpuMicrosPerRequest: sum(runs.map((run) => run.cpuMicrosPerRequest * run.requests)) / requests,
+    postgresMicrosPerRequest: pgSeconds === undefined ? undefined : (pgSeconds * 1e6) / requests,
+    activity,
+  }
+}
+
+/** The wrk run of `c`, with the same connections on every target. */
+function loadOf(c: SqlCase, seconds: number): Load {
+  const connections = c.method === 'POST' ? SQL_SETTINGS.createConnections : SQL_SETTINGS.readConnections
+  return { path: c.path, seconds, connections, ...(c.method === 'POST' ? CREATE_SCRIPT : {}) }
+}
+
+const pgOf = (target: SqlTarget, pg: BenchPostgres) => (target === 'json' ? undefined : pg)
+
+/** One measured run; for creates, with the artists before and after and, over SQL, the transactions that wrote. */
+async function measureRun(target: SqlTarget, servers: ServerProcess[], c: SqlCase, pg: BenchPostgres) {
+  const load = loadOf(c, SQL_SETTINGS.seconds)
+  if (c.method === 'GET') return loadTarget(servers, load, pgOf(target, pg))
+  const first = servers[0] as ServerProcess
+  const artistsBefore = await artistCount(first.url)
+  const xidBefore = target === 'json' ? 0 : await pg.nextXid()
+  const run = await loadTarget(servers, load, pgOf(target, pg))
+  const writeTransactions = target === 'json' ? undefined : (await pg.nextXid()) - xidBefore
+  return { ...run, artistsBefore, artistsAfter: await artistCount(first.url), writeTransactions }
+}
+
+/** Checks that every target answers a read with the same status and body as the JSON store. */
+async function assertSameAnswers(targets: Targets): Promise<void> {
+  for (const c of SQL_CASES.filter((each) => each.method === 'GET')) {
+    const bodyOf = async (server: ServerProcess) => {
+      const response = await fetch(`${server.url}${c.path}`)
+      return `${response.status} ${await response.text()}`
+    }
+    const expected = await bodyOf(targets.json[0] as ServerProcess)
+    for (const server of [...targets.sql, ...targets['sql×2']])
+      if ((await bodyOf(server)) !== expected) throw new Error(`a replica answers GET ${c.path} unlike the JSON store`)
+  }
+}
+
+const stopAll = (servers: readonly ServerProcess[]) => Promise.all(servers.map((server) => server.stop()))
+
+/** The reads: the same servers throughout (replica A alone is one replica; A and B are two), warmed up, in rounds. */
+async function measureReads(pg: BenchPostgres, dir: string, catalogue: string, progress: Progress) {
+  await pg.createDatabase('rl_reads', SEEDED)
+  const started: ServerProcess[] = []
+  try {
+    started.push(await startStore(join(dir, 'json'), catalogue))
+    started.push(await startReplica(pg, 'rl_reads', join(dir, 'replica-a')))
+    started.push(await startReplica(pg, 'rl_reads', join(dir, 'replica-b')))
+    const [json, a, b] = started as [ServerProcess, ServerProcess, ServerProcess]
+    const targets: Targets = { json: [json], sql: [a], 'sql×2': [a, b] }
+    await assertSameAnswers(targets)
+    const results: SqlResult[] = []
+    for (const c of SQL_CASES.filter((each) => each.method === 'GET')) {
+      for (const target of SQL_TARGETS) await loadTarget(targets[target], loadOf(c, SQL_SETTINGS.warmUpSeconds))
+      const runs = noRuns()
+      for (let round = 0; round < SQL_SETTINGS.rounds; round++)
+        for (const target of orderOf(round)) {
+          const run = await measureRun(target, targets[target], c, pg)
+          runs[target].push(run)
+          progress(`${c.label}, round ${round + 1}, ${target}: ${Math.round(run.requestsPerSecond)} req/s`)
+        }
+      results.push({ ...c, runs })
+    }
+    return results
+  } finally {
+    await stopAll(started)
+  }
+}
+
+/**
+ * The creates: each round starts every target afresh on the seeded catalogue (a new data file; new copies of the
+ * seeded database), warms each up with a 1 s read run and a few creates, then measures them in rotated order.
+ */
+async function measureCreates(pg: BenchPostgres, dir: string, catalogue: string, progress: Progress) {
+  const c = SQL_CASES.find((each) => each.method === 'POST') as SqlCase
+  const read = SQL_CASES[0] as SqlCase
+  const runs = noRuns()
+  for (let round = 0; round < SQL_SETTINGS.rounds; round++) {
+    const [one, two] = [`rl_creates_${round}_one`, `rl_creates_${round}_two`]
+    await pg.createDatabase(one, SEEDED)
+    await pg.createDatabase(two, SEEDED)
+    // So that no round inherits the last one's dirty pages: each starts from a checkpoint.
+    await pg.query('CHECKPOINT')
+    const roundDir = join(dir, `creates-${round}`)
+    const started: ServerProcess[] = []
+    try {
+      started.push(await startStore(join(roundDir, 'json'), catalogue))
+      started.push(await startReplica(pg, one, join(roundDir, 'sql')))
+      started.push(await startReplica(pg, two, join(roundDir, 'sql2-a')))
+      started.push(await startReplica(pg, two, join(roundDir, 'sql2-b')))
+      const [json, sql, a, b] = started as [ServerProcess, ServerProcess, ServerProcess, ServerProcess]
+      const targets: Targets = { json: [json], sql: [sql], 'sql×2': [a, b] }
+      for (const server of started) {
+        await loadServer(server, loadOf(read, 1))
+        await createArtists(`${server.url}${c.path}`, SQL_SETTINGS.warmUpCreates)
+      }
+      for (const target of orderOf(round)) {
+        const run = await measureRun(target, targets[target], c, pg)
+        runs[target].push(run)
+        progress(`${c.label}, round ${round + 1}, ${target}: ${Math.round(run.requestsPerSecond)} req/s`)
+      }
+    } finally {
+      await stopAll(started)
+    }
+  }
+  return { ...c, runs }
+}
+
+/** How long the measurement takes, roughly, in seconds: reads as in compare.ts, creates with ~10 s of set-up a round. */
+export const SQL_DURATION_SECONDS = (() => {
+  const { rounds, seconds, warmUpSeconds } = SQL_SETTINGS
+  const round = SQL_TARGETS.length * seconds
+  return 2 * (SQL_TARGETS.length * warmUpSeconds + rounds * round) + rounds * (round + 10)
+})()
+
+/**
+ * Measures every case on the JSON store and on one and two replicas over `pg`, all holding the same
+ * {@link COMPARE_ARTISTS} artists, the targets taking turns round after round.
+ */
+export async function measureSql(pg: BenchPostgres, workDir: string, progress: Progress): Promise<SqlResult[]> {
+  const dir = join(workDir, 'sql')
+  await mkdir(dir, { recursive: true })
+  const catalogue = join(dir, 'catalogue.json')
+  await writeCatalogue(catalogue, COMPARE_ARTISTS)
+  await pg.createDatabase(SEEDED)
+  const seeder = await startReplica(pg, SEEDED, join(dir, 'seeding'), catalogue)
+  await seeder.stop()
+  const reads = await measureReads(pg, join(dir, 'reads'), catalogue, progress)
+  return [...reads, await measureCreates(pg, join(dir, 'creates'), catalogue, progress)]
+}
