@@ -7,7 +7,7 @@
  * Without PostgreSQL on the machine, `postgresAvailable()` says why; the tests skip then, except under `CI=true`,
  * where they fail (`.ci/run` installs the package).
  */
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { chownSync, existsSync, mkdtempSync, readdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { SQL, spawnSync } from 'bun'
@@ -67,7 +67,8 @@ export interface TestPostgres {
   start(): void
 }
 
-let running: TestPostgres | undefined
+/** The test server of this process, once asked for: callers that ask while it starts wait for the same one. */
+let running: Promise<TestPostgres> | undefined
 
 /** Runs a PostgreSQL program as the `postgres` user when this process is root (initdb refuses root). */
 function run(bin: string, program: string, args: string[], check = true) {
@@ -91,8 +92,12 @@ function freePort(): number {
 }
 
 /** The test server of this process, started on first use. */
-export async function testPostgres(): Promise<TestPostgres> {
-  if (running) return running
+export function testPostgres(): Promise<TestPostgres> {
+  running ??= startTestPostgres()
+  return running
+}
+
+async function startTestPostgres(): Promise<TestPostgres> {
   const bin = binaries()
   if (!bin) throw new Error(postgresAvailable())
   const dir = mkdtempSync(join(tmpdir(), 'rl-pg-'))
@@ -155,10 +160,18 @@ export async function testPostgres(): Promise<TestPostgres> {
     },
     start,
   }
-  running = server
-  process.once('exit', () => {
-    run(bin, 'pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop'], false)
-    rmSync(dir, { recursive: true, force: true })
-  })
+  // `bun test` runs no 'exit' handlers, and a run that is killed runs none either: a watchdog outlives this process
+  // by at most a second, then stops the server and removes its directory, however the process ended.
+  const asPostgres = process.getuid?.() === 0 ? 'runuser -u postgres -- ' : ''
+  Bun.spawn(
+    [
+      'bash',
+      '-c',
+      `while kill -0 ${process.pid} 2>/dev/null; do sleep 1; done
+      ${asPostgres}'${join(bin, 'pg_ctl')}' -D '${data}' -m immediate -w stop >/dev/null 2>&1
+      rm -rf '${dir}'`,
+    ],
+    { stdio: ['ignore', 'ignore', 'ignore'], detached: true },
+  ).unref()
   return server
 }

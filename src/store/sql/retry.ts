@@ -23,13 +23,21 @@ const ATTEMPTS = 8
  * @example
  * const next = await inTransaction(sql, (tx) => tx`UPDATE rl_counters SET value = value + 1 … RETURNING value`)
  */
-export async function inTransaction<T>(sql: SQL, work: (tx: SQL) => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
+export function inTransaction<T>(sql: SQL, work: (tx: SQL) => Promise<T>): Promise<T> {
+  return retried(async () => (await sql.begin((tx) => work(tx as unknown as SQL))) as T)
+}
+
+/**
+ * Runs `attempt` (a transaction, or one statement, which is atomic on its own), again with a growing, jittered pause
+ * whenever the database aborts it as a serialization failure: it was then rolled back whole.
+ */
+export async function retried<T>(attempt: () => Promise<T>): Promise<T> {
+  for (let tries = 1; ; tries++) {
     try {
-      return (await sql.begin((tx) => work(tx as unknown as SQL))) as T
+      return await attempt()
     } catch (error) {
-      if (!retryable(error) || attempt >= ATTEMPTS) throw error
-      await Bun.sleep(Math.random() * 5 * 2 ** attempt)
+      if (!retryable(error) || tries >= ATTEMPTS) throw error
+      await Bun.sleep(Math.random() * 5 * 2 ** tries)
     }
   }
 }

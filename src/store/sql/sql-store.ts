@@ -29,7 +29,7 @@ import { SqlLimiter } from './limiter.ts'
 import { listAlbums, listArtists } from './lists.ts'
 import { loadCatalogue } from './load.ts'
 import { migrate } from './migrate.ts'
-import { inTransaction, sqlState } from './retry.ts'
+import { inTransaction, retried, sqlState } from './retry.ts'
 import { ALBUM_COLUMNS, ARTIST_COLUMNS, albumOf, artistOf, artistRow, credentialOf, userOf, userRow } from './rows.ts'
 import { dump, RESET_POINT, replaceAll, type SnapshotDocument } from './snapshot.ts'
 import { type Transact, takeIds, WriteBatcher } from './writes.ts'
@@ -124,7 +124,13 @@ export class SqlStore implements Store {
     // A statement the server did not cancel in time: the connection itself is stuck (a network that went silent).
     this.deadlineMs = (options.statementTimeoutMs ?? 5000) + 1000
     this.checkTimeoutMs = options.checkTimeoutMs ?? 2000
-    this.writes = new WriteBatcher(this.transact, (error) => storeError(error, this.target))
+    this.writes = new WriteBatcher(
+      this.transact,
+      // One statement alone: retried on serialization failures only. Unlike a transaction, a statement lost with its
+      // connection may have committed, so it is never sent again on the word of a dead connection.
+      (work) => retried(() => work(this.sql)),
+      (error) => storeError(error, this.target),
+    )
     this.timer = setInterval(() => this.writes.flush().catch(() => {}), options.touchFlushMs ?? 2000)
     this.timer.unref?.()
   }

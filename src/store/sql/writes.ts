@@ -22,6 +22,9 @@ type Outcome = Artist | Album | undefined
 /** Runs `work` in one transaction (with the store's retries); see `SqlStore`. */
 export type Transact = <T>(work: (tx: SQL) => Promise<T>) => Promise<T>
 
+/** Runs `work`, one statement that is atomic on its own, outside a transaction (with the store's retries). */
+export type Statement = <T>(work: (sql: SQL) => Promise<T>) => Promise<T>
+
 /** Last ids `n` from the counter `name`, taken in the transaction `tx`: the first of them. */
 export async function takeIds(tx: SQL, name: string, n: number): Promise<number> {
   const [row] = await tx`UPDATE rl_counters SET value = value + ${n} WHERE name = ${name} RETURNING value`
@@ -29,14 +32,37 @@ export async function takeIds(tx: SQL, name: string, n: number): Promise<number>
   return Number(row.value) - n + 1
 }
 
-/** Adds the artists of a batch: one counter update for their ids and the list's size, one multi-row INSERT. */
-async function insertArtists(tx: SQL, batch: readonly New<Artist>[]): Promise<Artist[]> {
+/**
+ * Adds the artists of a batch in ONE statement, so one round trip: the counters of their ids and of the list's size
+ * move on, and the rows go in with the ids just taken, in the batch's order. A single statement is atomic on its own,
+ * so a batch of artists alone needs no BEGIN and COMMIT around it (two round trips more, each waiting on the other
+ * replicas' locks of the counter rows). Name keys travel as hex text, decoded by the database.
+ */
+async function insertArtists(sql: SQL, batch: readonly New<Artist>[]): Promise<Artist[]> {
   const n = batch.length
-  await tx`UPDATE rl_counters SET value = value + ${n} WHERE name = 'artists.count'`
-  const first = await takeIds(tx, 'artists', n)
-  const rows = batch.map((fields, i) => artistRow(first + i, fields))
-  await tx`INSERT INTO rl_artists ${tx(rows)}`
-  return rows.map(artistOf)
+  const rows = batch.map((fields) => artistRow(0, fields))
+  const column = (pick: (row: (typeof rows)[number]) => string | null) => sql.array(rows.map(pick), 'TEXT')
+  const [taken] = await sql`
+    WITH counters AS (
+      UPDATE rl_counters SET value = value + ${n} WHERE name IN ('artists', 'artists.count') RETURNING name, value
+    ),
+    ids AS (SELECT value - ${n} AS before FROM counters WHERE name = 'artists'),
+    inserted AS (
+      INSERT INTO rl_artists (id, name, description, image, band, name_key, folded_name, folded_band, album_count)
+      SELECT ids.before + d.position, d.name, d.description, d.image, d.band, decode(d.name_key, 'hex'),
+        d.folded_name, d.folded_band, 0
+      FROM ids, unnest(
+        ${column((row) => row.name)}::text[], ${column((row) => row.description)}::text[],
+        ${column((row) => row.image)}::text[], ${column((row) => row.band)}::text[],
+        ${column((row) => row.name_key.toString('hex'))}::text[], ${column((row) => row.folded_name)}::text[],
+        ${column((row) => row.folded_band)}::text[]
+      ) WITH ORDINALITY AS d (name, description, image, band, name_key, folded_name, folded_band, position)
+      RETURNING id
+    )
+    SELECT min(id) AS first, count(*) AS added FROM inserted`
+  if (Number(taken?.added) !== n) throw new Error('the counter artists is missing')
+  const first = Number(taken.first)
+  return rows.map((row, i) => artistOf({ ...row, id: first + i }))
 }
 
 /**
@@ -92,9 +118,13 @@ export class WriteBatcher {
   /** How many transactions this batcher has committed (tests and bench read it). */
   transactions = 0
 
-  /** `transact` runs one transaction with retries; `failure` turns an error into what callers see. */
+  /**
+   * `transact` runs one transaction with retries, `statement` one statement alone; `failure` turns an error into
+   * what callers see.
+   */
   constructor(
     private readonly transact: Transact,
+    private readonly statement: Statement,
     private readonly failure: (error: unknown) => unknown,
   ) {}
 
@@ -161,7 +191,16 @@ export class WriteBatcher {
     this.touches = new Map()
     let outcomes: Outcome[]
     try {
-      outcomes = await this.transact((tx) => this.write(tx, batch, touches))
+      // A batch of artists alone is one statement; anything else, a transaction.
+      outcomes =
+        touches.size === 0 && batch.length > 0 && batch.every((pending) => pending.kind === 'artist')
+          ? await this.statement((sql) =>
+              insertArtists(
+                sql,
+                batch.map((pending) => pending.fields as New<Artist>),
+              ),
+            )
+          : await this.transact((tx) => this.write(tx, batch, touches))
       this.transactions += 1
     } catch (error) {
       // Uses recorded since keep their later times; the others wait for the next transaction.
