@@ -71,7 +71,7 @@ describe('GET /covers/…', () => {
 
   test.each([
     '/covers/artists/33.svg',
-    '/covers/albums/282.svg',
+    '/covers/albums/283.svg',
     '/covers/artists/0.svg',
     '/covers/artists/01.svg',
     '/covers/artists/1.png',
