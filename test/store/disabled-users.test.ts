@@ -5,7 +5,7 @@ import { SQL } from 'bun'
 import { openMemoryStore } from '../../src/store/document/memory.ts'
 import { openJsonFileStore } from '../../src/store/json-file/json-file.ts'
 import { migrate } from '../../src/store/sql/migrate.ts'
-import { MIGRATIONS } from '../../src/store/sql/migrations.ts'
+import { LATEST_VERSION, MIGRATIONS } from '../../src/store/sql/migrations.ts'
 import type { Store } from '../../src/store/store.ts'
 import { removeDir, tempDir } from '../support/binary.ts'
 import { skipWithoutPostgres, type TestPostgres, testPostgres } from '../support/postgres.ts'
@@ -154,7 +154,7 @@ describe.skipIf(skip)('the SQL store', () => {
       createdAt: 'then',
       disabledAt: null,
     })
-    expect((await sql`SELECT version FROM rl_schema`)[0].version).toBe(2)
+    expect((await sql`SELECT version FROM rl_schema`)[0].version).toBe(LATEST_VERSION)
     await store.close()
   })
 })

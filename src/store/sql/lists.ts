@@ -18,33 +18,41 @@ const ALBUM_ORDERS: Record<AlbumSort, string> = {
 
 /**
  * A page of the artists matching `query.q` (by folded name or band) in `query.sort` order, and their total: the
- * `artists.count` counter without a search, the count of the matches with one. One statement, one round trip.
+ * `artists.count` counter without a search, the count of the matches with one; and the version of the artists it
+ * was read at (`artists.version`, see page-cache.ts; undefined in a database without that counter). One statement, one round trip, one snapshot.
  */
-export async function listArtists(sql: SQL, page: Page, query: ListQuery<ArtistSort>): Promise<Slice<Artist>> {
+export async function listArtists(
+  sql: SQL,
+  page: Page,
+  query: ListQuery<ArtistSort>,
+): Promise<{ slice: Slice<Artist>; version: string | undefined }> {
   const needle = artistNeedle(query.q)
   const order = sql.unsafe(ARTIST_ORDERS[query.sort ?? 'id'] ?? ARTIST_ORDERS.id)
   const rows =
     needle === ''
       ? await sql`
-        SELECT c.value AS total, a.id, a.name, a.description, a.image, a.band
-        FROM rl_counters AS c LEFT JOIN LATERAL (
+        SELECT c.value AS total, v.value AS version, a.id, a.name, a.description, a.image, a.band
+        FROM rl_counters AS c LEFT JOIN rl_counters AS v ON v.name = 'artists.version' LEFT JOIN LATERAL (
           SELECT id, name, description, image, band FROM rl_artists
           ORDER BY ${order} LIMIT ${page.limit} OFFSET ${page.offset}
         ) AS a ON true
         WHERE c.name = 'artists.count'`
       : await sql`
-        SELECT t.total, a.id, a.name, a.description, a.image, a.band
+        SELECT t.total, v.value AS version, a.id, a.name, a.description, a.image, a.band
         FROM (
           SELECT count(*) AS total FROM rl_artists
           WHERE strpos(folded_name, ${needle}) > 0 OR strpos(folded_band, ${needle}) > 0
-        ) AS t LEFT JOIN LATERAL (
+        ) AS t LEFT JOIN rl_counters AS v ON v.name = 'artists.version' LEFT JOIN LATERAL (
           SELECT id, name, description, image, band FROM rl_artists
           WHERE strpos(folded_name, ${needle}) > 0 OR strpos(folded_band, ${needle}) > 0
           ORDER BY ${order} LIMIT ${page.limit} OFFSET ${page.offset}
         ) AS a ON true`
   return {
-    items: rows.filter((row: { id: unknown }) => row.id !== null).map(artistOf),
-    total: Number(rows[0]?.total ?? 0),
+    slice: {
+      items: rows.filter((row: { id: unknown }) => row.id !== null).map(artistOf),
+      total: Number(rows[0]?.total ?? 0),
+    },
+    version: rows[0]?.version == null ? undefined : String(rows[0].version),
   }
 }
 

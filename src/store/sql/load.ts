@@ -32,7 +32,8 @@ export async function loadCatalogue(
     image !== undefined ? (image ?? undefined) : cover?.(kind, id)
   const albumTotal = catalogue.reduce((sum, entry) => sum + entry.albums.length, 0)
   if (catalogue.length === 0) return { artists: 0, albums: 0 }
-  await tx`UPDATE rl_counters SET value = value + ${catalogue.length} WHERE name = 'artists.count'`
+  // The list's size, and its version (page-cache.ts): cached pages of the list are stale from now on.
+  await tx`UPDATE rl_counters SET value = value + ${catalogue.length} WHERE name IN ('artists.count', 'artists.version')`
   let artistId = await takeIds(tx, 'artists', catalogue.length)
   let albumId = albumTotal > 0 ? await takeIds(tx, 'albums', albumTotal) : 0
   const artists = []

@@ -124,6 +124,16 @@ export const MIGRATIONS: readonly Migration[] = [
       'ALTER TABLE rl_users ADD COLUMN IF NOT EXISTS disabled_at TEXT',
     ],
   },
+  {
+    version: 3,
+    name: 'a version of the artists, for cached list pages',
+    statements: [
+      // `artists.version` moves on in the transaction of every write to the artists (page-cache.ts): a replica
+      // keeps the list pages it read and asks only this row whether they still hold. Replicas of builds before
+      // this migration do not move it: stop them before starting this build's (README, Running several replicas).
+      "INSERT INTO rl_counters (name, value) VALUES ('artists.version', 0) ON CONFLICT (name) DO NOTHING",
+    ],
+  },
 ]
 
 /** The version of the schema this build expects. */

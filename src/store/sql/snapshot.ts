@@ -95,4 +95,6 @@ export async function replaceAll(tx: SQL, document: SnapshotDocument, emailKey: 
     document.credentials.map((credential) => credentialRow(credential.id, credential)),
   )
   await setCounters(tx, { ...document.counters, 'artists.count': document.artists.length })
+  // Moves on, never back to the reset point's: a version names one state of the artists, never two.
+  await tx`UPDATE rl_counters SET value = value + 1 WHERE name = 'artists.version'`
 }

@@ -29,13 +29,14 @@ import { SqlLimiter } from './limiter.ts'
 import { listAlbums, listArtists } from './lists.ts'
 import { loadCatalogue } from './load.ts'
 import { migrate } from './migrate.ts'
+import { PageCache } from './page-cache.ts'
 import { inTransaction, retried, sqlState } from './retry.ts'
 import { ALBUM_COLUMNS, ARTIST_COLUMNS, albumOf, artistOf, artistRow, credentialOf, userOf, userRow } from './rows.ts'
 import { dump, RESET_POINT, replaceAll, type SnapshotDocument } from './snapshot.ts'
 import { type Transact, takeIds, WriteBatcher } from './writes.ts'
 
 /** The counters every store needs, put by each replica as it opens (idempotent, safe against each other). */
-const COUNTERS = ['artists', 'albums', 'users', 'credentials', 'artists.count']
+const COUNTERS = ['artists', 'albums', 'users', 'credentials', 'artists.count', 'artists.version']
 
 /** An id the tables can hold; any other cannot name a record. */
 const validId = (id: number) => Number.isSafeInteger(id) && id > 0
@@ -112,6 +113,8 @@ export class SqlStore implements Store {
   private readonly deadlineMs: number
   private readonly checkTimeoutMs: number
   private readonly timer: ReturnType<typeof setInterval>
+  /** Pages of the artist list read lately, with the version of the artists they were read at. */
+  private readonly artistPages = new PageCache<Artist>()
   private closed = false
 
   /** A store over the pool `sql`, opened on `url` (migrated and with its counters); see {@link openSqlStore}. */
@@ -201,7 +204,18 @@ export class SqlStore implements Store {
         return row ? artistOf(row) : undefined
       }),
     list: (page: Page, query: ListQuery<ArtistSort> = {}): Promise<Slice<Artist>> =>
-      this.read(() => listArtists(this.sql, page, query)),
+      this.read(async () => {
+        // A page read before is asked after by its version alone: one row instead of the page (page-cache.ts).
+        const key = `${page.limit} ${page.offset} ${query.sort ?? 'id'} ${query.q ?? ''}`
+        if (this.artistPages.has(key)) {
+          const [row] = await this.sql`SELECT value FROM rl_counters WHERE name = 'artists.version'`
+          const cached = row && this.artistPages.get(key, String(row.value))
+          if (cached) return cached
+        }
+        const { slice, version } = await listArtists(this.sql, page, query)
+        if (version !== undefined) this.artistPages.set(key, version, slice)
+        return slice
+      }),
     insert: (fields: New<Artist>): Promise<Artist> => this.guard(() => this.writes.insertArtist(fields)),
     replace: (artist: Artist): Promise<Artist | undefined> => {
       if (!validId(artist.id)) return Promise.resolve(undefined)
@@ -212,7 +226,10 @@ export class SqlStore implements Store {
             band = ${row.band}, name_key = ${row.name_key}, folded_name = ${row.folded_name},
             folded_band = ${row.folded_band}
           WHERE id = ${row.id} RETURNING id`
-        return found ? artistOf(row) : undefined
+        if (!found) return undefined
+        // Cached pages of the list are stale from now on, on every replica (page-cache.ts).
+        await tx`UPDATE rl_counters SET value = value + 1 WHERE name = 'artists.version'`
+        return artistOf(row)
       })
     },
   }
@@ -361,6 +378,7 @@ export class SqlStore implements Store {
     }
     // Their ids may name other credentials now.
     this.writes.forgetTouches()
+    this.artistPages.clear()
   }
 
   check(): Promise<void> {

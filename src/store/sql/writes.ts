@@ -33,10 +33,11 @@ export async function takeIds(tx: SQL, name: string, n: number): Promise<number>
 }
 
 /**
- * Adds the artists of a batch in ONE statement, so one round trip: the counters of their ids and of the list's size
- * move on, and the rows go in with the ids just taken, in the batch's order. A single statement is atomic on its own,
- * so a batch of artists alone needs no BEGIN and COMMIT around it (two round trips more, each waiting on the other
- * replicas' locks of the counter rows). Name keys travel as hex text, decoded by the database.
+ * Adds the artists of a batch in ONE statement, so one round trip: the counters of their ids, of the list's size
+ * and of its version (page-cache.ts) move on, and the rows go in with the ids just taken, in the batch's order. A
+ * single statement is atomic on its own, so a batch of artists alone needs no BEGIN and COMMIT around it (two round
+ * trips more, each waiting on the other replicas' locks of the counter rows). Name keys travel as hex text, decoded
+ * by the database.
  */
 async function insertArtists(sql: SQL, batch: readonly New<Artist>[]): Promise<Artist[]> {
   const n = batch.length
@@ -44,7 +45,8 @@ async function insertArtists(sql: SQL, batch: readonly New<Artist>[]): Promise<A
   const column = (pick: (row: (typeof rows)[number]) => string | null) => sql.array(rows.map(pick), 'TEXT')
   const [taken] = await sql`
     WITH counters AS (
-      UPDATE rl_counters SET value = value + ${n} WHERE name IN ('artists', 'artists.count') RETURNING name, value
+      UPDATE rl_counters SET value = value + ${n} WHERE name IN ('artists', 'artists.count', 'artists.version')
+      RETURNING name, value
     ),
     ids AS (SELECT value - ${n} AS before FROM counters WHERE name = 'artists'),
     inserted AS (
