@@ -29,8 +29,12 @@ export interface SqlRatio {
 export interface SqlCase {
   label: string
   method: 'GET' | 'POST'
+  /** The path requested; with a script, the one the answers of every target are compared on. */
   path: string
   ratios: readonly SqlRatio[]
+  /** A wrk script that makes the requests instead, and its arguments; and the requests as the report names them. */
+  script?: { script: string; scriptArgs: string[] }
+  shown?: string
 }
 
 /** The ratios of a read: the issue's two goals, then the two replicas against the JSON store. */
@@ -44,6 +48,19 @@ const READ_RATIOS: readonly SqlRatio[] = [
 export const SQL_CASES: readonly SqlCase[] = [
   { label: 'Get one artist', method: 'GET', path: `/api/v1/artists/${COMPARE_ARTISTS / 2}`, ratios: READ_RATIOS },
   { label: 'List page', method: 'GET', path: '/api/v1/artists?limit=10&offset=0', ratios: READ_RATIOS },
+  // Every request a different artist, as a real client's are: reads asked together share a statement over SQL
+  // (src/store/sql/reads.ts), and here they cannot also share the row.
+  {
+    label: 'Get artists at random',
+    method: 'GET',
+    path: `/api/v1/artists/${COMPARE_ARTISTS / 2}`,
+    ratios: READ_RATIOS,
+    shown: `/api/v1/artists/{1…${COMPARE_ARTISTS}}`,
+    script: {
+      script: join(import.meta.dir, 'wrk', 'get-random-artist.lua'),
+      scriptArgs: [String(COMPARE_ARTISTS)],
+    },
+  },
   {
     label: 'Create an artist',
     method: 'POST',
@@ -119,7 +136,7 @@ async function loadTarget(servers: readonly ServerProcess[], load: Load, pg?: Be
 /** The wrk run of `c`, with the same connections on every target. */
 function loadOf(c: SqlCase, seconds: number): Load {
   const connections = c.method === 'POST' ? SQL_SETTINGS.createConnections : SQL_SETTINGS.readConnections
-  return { path: c.path, seconds, connections, ...(c.method === 'POST' ? CREATE_SCRIPT : {}) }
+  return { path: c.path, seconds, connections, ...(c.method === 'POST' ? CREATE_SCRIPT : (c.script ?? {})) }
 }
 
 const pgOf = (target: SqlTarget, pg: BenchPostgres) => (target === 'json' ? undefined : pg)

@@ -69,7 +69,7 @@ function figuresTable(results: readonly SqlResult[]): string {
           ? ''
           : `${count(medianOf(runs, (run) => run.artistsBefore))} → ${count(medianOf(runs, (run) => run.artistsAfter))}`
       return [
-        i === 0 ? `${result.label}: \`${result.method} ${result.path}\`` : '',
+        i === 0 ? `${result.label}: \`${result.method} ${result.shown ?? result.path}\`` : '',
         NAMES[target],
         count(medianOf(runs, rate)),
         ms(medianOf(runs, (run) => run.p50)),
@@ -180,7 +180,8 @@ function transactionPace(creates: SqlResult | undefined): { perSecond: number; m
 
 /** What bounds the figures on this machine, with the run's own numbers. */
 function limits(run: SqlBenchRun): string {
-  const [one, list, creates] = run.results
+  const [one, list] = run.results
+  const creates = run.results.find((result) => result.method === 'POST')
   const cores = run.machine.cores
   const pace = transactionPace(creates)
   const waiting = 'in a transaction, waiting for its client'

@@ -30,8 +30,9 @@ import { listAlbums, listArtists } from './lists.ts'
 import { loadCatalogue } from './load.ts'
 import { migrate } from './migrate.ts'
 import { PageCache } from './page-cache.ts'
+import { fetchAlbums, fetchArtists, fetchCounters, ReadBatcher } from './reads.ts'
 import { inTransaction, retried, sqlState } from './retry.ts'
-import { ALBUM_COLUMNS, ARTIST_COLUMNS, albumOf, artistOf, artistRow, credentialOf, userOf, userRow } from './rows.ts'
+import { artistOf, artistRow, credentialOf, userOf, userRow } from './rows.ts'
 import { dump, RESET_POINT, replaceAll, type SnapshotDocument } from './snapshot.ts'
 import { type Transact, takeIds, WriteBatcher } from './writes.ts'
 
@@ -115,6 +116,10 @@ export class SqlStore implements Store {
   private readonly timer: ReturnType<typeof setInterval>
   /** Pages of the artist list read lately, with the version of the artists they were read at. */
   private readonly artistPages = new PageCache<Artist>()
+  /** Reads by id, and of counters, asked in one turn of the event loop: one statement each (reads.ts). */
+  private readonly artistReads = new ReadBatcher((ids: number[]) => this.read(() => fetchArtists(this.sql, ids)))
+  private readonly albumReads = new ReadBatcher((ids: number[]) => this.read(() => fetchAlbums(this.sql, ids)))
+  private readonly counterReads = new ReadBatcher((names: string[]) => this.read(() => fetchCounters(this.sql, names)))
   private closed = false
 
   /** A store over the pool `sql`, opened on `url` (migrated and with its counters); see {@link openSqlStore}. */
@@ -197,19 +202,17 @@ export class SqlStore implements Store {
   }
 
   readonly artists = {
-    get: (id: number): Promise<Artist | undefined> =>
-      this.read(async () => {
-        if (!validId(id)) return undefined
-        const [row] = await this.sql.unsafe(`SELECT ${ARTIST_COLUMNS} FROM rl_artists WHERE id = $1`, [id])
-        return row ? artistOf(row) : undefined
-      }),
+    get: (id: number): Promise<Artist | undefined> => {
+      if (this.closed) return Promise.reject(new StoreUnavailableError('the store is closed'))
+      return validId(id) ? this.artistReads.get(id) : Promise.resolve(undefined)
+    },
     list: (page: Page, query: ListQuery<ArtistSort> = {}): Promise<Slice<Artist>> =>
       this.read(async () => {
         // A page read before is asked after by its version alone: one row instead of the page (page-cache.ts).
         const key = `${page.limit} ${page.offset} ${query.sort ?? 'id'} ${query.q ?? ''}`
         if (this.artistPages.has(key)) {
-          const [row] = await this.sql`SELECT value FROM rl_counters WHERE name = 'artists.version'`
-          const cached = row && this.artistPages.get(key, String(row.value))
+          const version = await this.counterReads.get('artists.version')
+          const cached = version !== undefined && this.artistPages.get(key, version)
           if (cached) return cached
         }
         const { slice, version } = await listArtists(this.sql, page, query)
@@ -235,12 +238,10 @@ export class SqlStore implements Store {
   }
 
   readonly albums = {
-    get: (id: number): Promise<Album | undefined> =>
-      this.read(async () => {
-        if (!validId(id)) return undefined
-        const [row] = await this.sql.unsafe(`SELECT ${ALBUM_COLUMNS} FROM rl_albums WHERE id = $1`, [id])
-        return row ? albumOf(row) : undefined
-      }),
+    get: (id: number): Promise<Album | undefined> => {
+      if (this.closed) return Promise.reject(new StoreUnavailableError('the store is closed'))
+      return validId(id) ? this.albumReads.get(id) : Promise.resolve(undefined)
+    },
     listByArtist: (
       artistId: number,
       page: Page,
