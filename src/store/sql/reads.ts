@@ -1,7 +1,8 @@
 import type { SQL } from 'bun'
 import type { Album } from '../../model/album.ts'
 import type { Artist } from '../../model/artist.ts'
-import { ALBUM_COLUMNS, ARTIST_COLUMNS, albumOf, artistOf } from './rows.ts'
+import type { Credential, User } from '../store.ts'
+import { ALBUM_COLUMNS, ARTIST_COLUMNS, albumOf, artistOf, credentialOf, userOf } from './rows.ts'
 
 /** How many keys one statement asks for at most. */
 const MAX_KEYS = 1000
@@ -92,4 +93,21 @@ export async function fetchAlbums(sql: SQL, ids: number[]): Promise<Map<number, 
 export async function fetchCounters(sql: SQL, names: string[]): Promise<Map<string, string>> {
   const rows = await sql`SELECT name, value FROM rl_counters WHERE name = ANY(${sql.array(names, 'TEXT')}::text[])`
   return new Map(rows.map((row: { name: string; value: unknown }) => [row.name, String(row.value)]))
+}
+
+/** The users with `ids`, by id. */
+export async function fetchUsers(sql: SQL, ids: number[]): Promise<Map<number, User>> {
+  const rows = await sql`SELECT * FROM rl_users WHERE id = ANY(${sql.array(ids, 'INT8')}::bigint[])`
+  const found = new Map<number, User>()
+  for (const row of rows) {
+    const user = userOf(row)
+    found.set(user.id, user)
+  }
+  return found
+}
+
+/** The credentials whose secrets hash to `hashes`, by hash. */
+export async function fetchCredentials(sql: SQL, hashes: string[]): Promise<Map<string, Credential>> {
+  const rows = await sql`SELECT * FROM rl_credentials WHERE hash = ANY(${sql.array(hashes, 'TEXT')}::text[])`
+  return new Map(rows.map((row: Record<string, unknown>) => [row.hash as string, credentialOf(row)]))
 }

@@ -30,7 +30,7 @@ import { listAlbums, listArtists } from './lists.ts'
 import { loadCatalogue } from './load.ts'
 import { migrate } from './migrate.ts'
 import { PageCache } from './page-cache.ts'
-import { fetchAlbums, fetchArtists, fetchCounters, ReadBatcher } from './reads.ts'
+import { fetchAlbums, fetchArtists, fetchCounters, fetchCredentials, fetchUsers, ReadBatcher } from './reads.ts'
 import { inTransaction, retried, sqlState } from './retry.ts'
 import { artistOf, artistRow, credentialOf, userOf, userRow } from './rows.ts'
 import { dump, RESET_POINT, replaceAll, type SnapshotDocument } from './snapshot.ts'
@@ -120,6 +120,11 @@ export class SqlStore implements Store {
   private readonly artistReads = new ReadBatcher((ids: number[]) => this.read(() => fetchArtists(this.sql, ids)))
   private readonly albumReads = new ReadBatcher((ids: number[]) => this.read(() => fetchAlbums(this.sql, ids)))
   private readonly counterReads = new ReadBatcher((names: string[]) => this.read(() => fetchCounters(this.sql, names)))
+  // The two reads of every request with a user's token or key: the credential, then its account.
+  private readonly userReads = new ReadBatcher((ids: number[]) => this.read(() => fetchUsers(this.sql, ids)))
+  private readonly credentialReads = new ReadBatcher((hashes: string[]) =>
+    this.read(() => fetchCredentials(this.sql, hashes)),
+  )
   private closed = false
 
   /** A store over the pool `sql`, opened on `url` (migrated and with its counters); see {@link openSqlStore}. */
@@ -253,12 +258,10 @@ export class SqlStore implements Store {
   }
 
   readonly users = {
-    get: (id: number): Promise<User | undefined> =>
-      this.read(async () => {
-        if (!validId(id)) return undefined
-        const [row] = await this.sql`SELECT * FROM rl_users WHERE id = ${id}`
-        return row ? userOf(row) : undefined
-      }),
+    get: (id: number): Promise<User | undefined> => {
+      if (this.closed) return Promise.reject(new StoreUnavailableError('the store is closed'))
+      return validId(id) ? this.userReads.get(id) : Promise.resolve(undefined)
+    },
     findByEmail: (email: string): Promise<User | undefined> =>
       this.read(async () => {
         const [row] = await this.sql`SELECT * FROM rl_users WHERE email_key = ${emailKey(email)}`
@@ -295,11 +298,10 @@ export class SqlStore implements Store {
   }
 
   readonly credentials = {
-    findByHash: (hash: string): Promise<Credential | undefined> =>
-      this.read(async () => {
-        const [row] = await this.sql`SELECT * FROM rl_credentials WHERE hash = ${hash}`
-        return row ? this.withTouch(credentialOf(row)) : undefined
-      }),
+    findByHash: (hash: string): Promise<Credential | undefined> => {
+      if (this.closed) return Promise.reject(new StoreUnavailableError('the store is closed'))
+      return this.credentialReads.get(hash).then((found) => found && this.withTouch(found))
+    },
     listByUser: (userId: number): Promise<readonly Credential[]> =>
       this.read(async () => {
         if (!validId(userId)) return []
