@@ -63,47 +63,44 @@ export class ReadBatcher<K, T> {
   }
 }
 
-/** The artists with `ids`, by id. */
-export async function fetchArtists(sql: SQL, ids: number[]): Promise<Map<number, Artist>> {
-  const rows = await sql.unsafe(`SELECT ${ARTIST_COLUMNS} FROM rl_artists WHERE id = ANY($1::bigint[])`, [
+/**
+ * The rows of `table` whose id is one of `ids`, read as `columns` and made records by `of`, by id. `table` and
+ * `columns` are this module's constants, never a client's text.
+ */
+async function byId<T extends { id: number }>(
+  sql: SQL,
+  table: string,
+  columns: string,
+  ids: number[],
+  of: (row: Record<string, unknown>) => T,
+): Promise<Map<number, T>> {
+  const rows = await sql.unsafe(`SELECT ${columns} FROM ${table} WHERE id = ANY($1::bigint[])`, [
     sql.array(ids, 'INT8'),
   ])
-  const found = new Map<number, Artist>()
+  const found = new Map<number, T>()
   for (const row of rows) {
-    const artist = artistOf(row)
-    found.set(artist.id, artist)
+    const record = of(row)
+    found.set(record.id, record)
   }
   return found
 }
 
+/** The artists with `ids`, by id. */
+export const fetchArtists = (sql: SQL, ids: number[]): Promise<Map<number, Artist>> =>
+  byId(sql, 'rl_artists', ARTIST_COLUMNS, ids, artistOf)
+
 /** The albums with `ids`, by id. */
-export async function fetchAlbums(sql: SQL, ids: number[]): Promise<Map<number, Album>> {
-  const rows = await sql.unsafe(`SELECT ${ALBUM_COLUMNS} FROM rl_albums WHERE id = ANY($1::bigint[])`, [
-    sql.array(ids, 'INT8'),
-  ])
-  const found = new Map<number, Album>()
-  for (const row of rows) {
-    const album = albumOf(row)
-    found.set(album.id, album)
-  }
-  return found
-}
+export const fetchAlbums = (sql: SQL, ids: number[]): Promise<Map<number, Album>> =>
+  byId(sql, 'rl_albums', ALBUM_COLUMNS, ids, albumOf)
+
+/** The users with `ids`, by id. */
+export const fetchUsers = (sql: SQL, ids: number[]): Promise<Map<number, User>> =>
+  byId(sql, 'rl_users', '*', ids, userOf)
 
 /** The values of the counters `names`, as text, by name. */
 export async function fetchCounters(sql: SQL, names: string[]): Promise<Map<string, string>> {
   const rows = await sql`SELECT name, value FROM rl_counters WHERE name = ANY(${sql.array(names, 'TEXT')}::text[])`
   return new Map(rows.map((row: { name: string; value: unknown }) => [row.name, String(row.value)]))
-}
-
-/** The users with `ids`, by id. */
-export async function fetchUsers(sql: SQL, ids: number[]): Promise<Map<number, User>> {
-  const rows = await sql`SELECT * FROM rl_users WHERE id = ANY(${sql.array(ids, 'INT8')}::bigint[])`
-  const found = new Map<number, User>()
-  for (const row of rows) {
-    const user = userOf(row)
-    found.set(user.id, user)
-  }
-  return found
 }
 
 /** The credentials whose secrets hash to `hashes`, by hash. */
