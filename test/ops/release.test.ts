@@ -67,6 +67,8 @@ describe('bun run build:all', () => {
         expect(bytes.indexOf(foreign.subarray(0, 4096))).toBe(-1)
       }
     },
+    // On a fresh clone the other platforms' argon2 packages are fetched first (npm pack, one after the other).
+    120_000,
   )
 
   test('lists every executable in dist/SHA256SUMS with its hash', () => {

@@ -100,6 +100,9 @@ export async function openSqlStore(url: string, options: SqlStoreOptions = {}): 
  *   of the write: concurrent creates on two replicas never share an id, and no list counts its table.
  * - Artist and album inserts are batched (writes.ts): those that arrive while a transaction is in flight share the
  *   next one. Every other write is a transaction of its own, retried on serialization failures (retry.ts).
+ * - Reads by id (artists, albums, users, credentials by hash) asked in one turn of the event loop share one
+ *   statement (reads.ts); pages of the artist list are kept, and served again while the artists' version counter,
+ *   moved on by every write to them, is unchanged (page-cache.ts).
  * - Searches and name orders use columns computed by the app with the document store's own rules (rows.ts), so both
  *   stores answer alike.
  * - The reset point (`snapshot`) is a row of `rl_snapshots`, taken by the first replica that asks and shared by all:
@@ -194,6 +197,12 @@ export class SqlStore implements Store {
     })
   }
 
+  /** The record of `key`, read through `batcher` with the others asked in this turn (reads.ts). */
+  private batched<K, T>(batcher: ReadBatcher<K, T>, key: K): Promise<T | undefined> {
+    if (this.closed) return Promise.reject(new StoreUnavailableError('the store is closed'))
+    return batcher.get(key)
+  }
+
   /** A write of its own: one transaction. */
   private write<T>(work: (tx: SQL) => Promise<T>): Promise<T> {
     return this.guard(() => this.transact(work))
@@ -207,10 +216,8 @@ export class SqlStore implements Store {
   }
 
   readonly artists = {
-    get: (id: number): Promise<Artist | undefined> => {
-      if (this.closed) return Promise.reject(new StoreUnavailableError('the store is closed'))
-      return validId(id) ? this.artistReads.get(id) : Promise.resolve(undefined)
-    },
+    get: (id: number): Promise<Artist | undefined> =>
+      validId(id) ? this.batched(this.artistReads, id) : Promise.resolve(undefined),
     list: (page: Page, query: ListQuery<ArtistSort> = {}): Promise<Slice<Artist>> =>
       this.read(async () => {
         // A page read before is asked after by its version alone: one row instead of the page (page-cache.ts).
@@ -243,10 +250,8 @@ export class SqlStore implements Store {
   }
 
   readonly albums = {
-    get: (id: number): Promise<Album | undefined> => {
-      if (this.closed) return Promise.reject(new StoreUnavailableError('the store is closed'))
-      return validId(id) ? this.albumReads.get(id) : Promise.resolve(undefined)
-    },
+    get: (id: number): Promise<Album | undefined> =>
+      validId(id) ? this.batched(this.albumReads, id) : Promise.resolve(undefined),
     listByArtist: (
       artistId: number,
       page: Page,
@@ -258,10 +263,8 @@ export class SqlStore implements Store {
   }
 
   readonly users = {
-    get: (id: number): Promise<User | undefined> => {
-      if (this.closed) return Promise.reject(new StoreUnavailableError('the store is closed'))
-      return validId(id) ? this.userReads.get(id) : Promise.resolve(undefined)
-    },
+    get: (id: number): Promise<User | undefined> =>
+      validId(id) ? this.batched(this.userReads, id) : Promise.resolve(undefined),
     findByEmail: (email: string): Promise<User | undefined> =>
       this.read(async () => {
         const [row] = await this.sql`SELECT * FROM rl_users WHERE email_key = ${emailKey(email)}`
@@ -298,10 +301,8 @@ export class SqlStore implements Store {
   }
 
   readonly credentials = {
-    findByHash: (hash: string): Promise<Credential | undefined> => {
-      if (this.closed) return Promise.reject(new StoreUnavailableError('the store is closed'))
-      return this.credentialReads.get(hash).then((found) => found && this.withTouch(found))
-    },
+    findByHash: (hash: string): Promise<Credential | undefined> =>
+      this.batched(this.credentialReads, hash).then((found) => found && this.withTouch(found)),
     listByUser: (userId: number): Promise<readonly Credential[]> =>
       this.read(async () => {
         if (!validId(userId)) return []
