@@ -19,7 +19,8 @@ const ALBUM_ORDERS: Record<AlbumSort, string> = {
 /**
  * A page of the artists matching `query.q` (by folded name or band) in `query.sort` order, and their total: the
  * `artists.count` counter without a search, the count of the matches with one; and the version of the artists it
- * was read at (`artists.version`, see page-cache.ts; undefined in a database without that counter). One statement, one round trip, one snapshot.
+ * was read at (`artists.version`, see page-cache.ts; undefined in a database without that counter). One statement,
+ * one round trip, one snapshot.
  */
 export async function listArtists(
   sql: SQL,

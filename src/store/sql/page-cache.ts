@@ -34,9 +34,4 @@ export class PageCache<T> {
     if (this.pages.size >= MAX_PAGES) this.pages.delete(this.pages.keys().next().value as string)
     this.pages.set(key, { version, slice })
   }
-
-  /** Forgets every page. */
-  clear(): void {
-    this.pages.clear()
-  }
 }

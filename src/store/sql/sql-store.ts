@@ -382,7 +382,6 @@ export class SqlStore implements Store {
     }
     // Their ids may name other credentials now.
     this.writes.forgetTouches()
-    this.artistPages.clear()
   }
 
   check(): Promise<void> {
