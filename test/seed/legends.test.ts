@@ -26,9 +26,9 @@ const albumOf = (artist: string, title: string) =>
 const sentences = (text: string) => text.split(/(?<=[.!?])\s+(?=[\p{Lu}"“¿¡(])/u)
 
 describe('data/legends.json', () => {
-  test('holds the 32 artists and 282 albums the researcher curated', () => {
+  test('holds the 32 artists and 289 albums the researcher curated', () => {
     expect(artists).toHaveLength(32)
-    expect(albums).toHaveLength(282)
+    expect(albums).toHaveLength(289)
   })
 
   test.each(artists.map((artist) => [artist.name, artist] as const))('%s is a valid ArtistInput', (_, artist) => {
@@ -161,6 +161,85 @@ describe('data/legends.json', () => {
       )
       const notes = records.flatMap((record) => record.note ?? [])
       expect(notes.filter((note) => !/^\S[\s\S]*[.!?]$/.test(note))).toEqual([])
+    })
+  })
+
+  // Issue 22: 115 more albums checked against published sources. Each change names its sources beside the entry.
+  describe('as re-checked against published sources (issue 22)', () => {
+    /** The album entry of this title, with its editorial fields. */
+    const entry = (artist: string, title: string) =>
+      ((artistNamed(artist)?.albums ?? []) as { name: string; year: number; sources?: string[]; note?: string }[]).find(
+        (album) => album.name === title,
+      )
+    const noteOf = (name: string) => (artistNamed(name) as { note?: string } | undefined)?.note ?? ''
+
+    test.each([
+      ['Andrés Calamaro', 'Romaré'],
+      ['Pappo', 'Caso cerrado'],
+      ['Indio Solari', 'En directo'],
+    ])('%s: %s, which no two sources confirm, is gone, and the artist says why', (artist, title) => {
+      expect(albumOf(artist, title)).toBeUndefined()
+      expect(noteOf(artist)).toStartWith(`Issue 22: ${title} (`)
+      expect(noteOf(artist)).toContain('removed')
+    })
+
+    test('Girando is dated 2004, when it was recorded and reviewed, not 2003', () => {
+      expect(albumOf('Juanse', 'Girando')?.year).toBe(2004)
+      expect(entry('Juanse', 'Girando')?.note).toStartWith('Issue 22: the year was 2003, corrected to 2004.')
+    })
+
+    /** Live albums, EPs and compilations: each says what it is, and no description calls it a studio album. */
+    const notStudio = [
+      ['Gustavo Cerati', 'Ruido blanco', 'a live album'],
+      ['Gustavo Cerati', 'Comfort y música para volar', 'MTV Unplugged'],
+      ['Gustavo Cerati', '11 episodios sinfónicos', 'a live album'],
+      ['Charly García', 'Adiós Sui Generis', 'a live album'],
+      ['Charly García', 'No llores por mí, Argentina', 'a live album'],
+      ['Luis Alberto Spinetta', 'Camalotus', 'an EP'],
+      ['Luca Prodan', 'Fiebre', 'posthumous'],
+      ['Miguel Mateos', 'Rockas vivas', 'a live album'],
+      ['Vicentico', 'Vasos vacíos', 'a compilation'],
+    ] as const
+
+    test.each(notStudio)('%s: %s says in its note that it is not a studio album (%s)', (artist, title, kind) => {
+      const note = entry(artist, title)?.note ?? ''
+      expect(note).toStartWith('Issue 22: ')
+      expect(note).toContain(kind)
+      expect(note).toMatch(/not (a studio album|an album)/)
+    })
+
+    test('no description presents a live album, EP or compilation as a studio album', () => {
+      const wrong = notStudio.filter(([artist, title]) => {
+        const description = artistNamed(artist)?.description ?? ''
+        return sentences(description).some((sentence) => sentence.includes(title) && /studio/i.test(sentence))
+      })
+      expect(wrong).toEqual([])
+      expect(artistNamed('Miguel Mateos')?.description).toContain('live album Rockas vivas')
+    })
+
+    const added = [
+      ['Luis Alberto Spinetta', 'Spinettalandia y sus amigos', 1971],
+      ['Raúl Porchetto', 'Che pibe', 1982],
+      ['Raúl Porchetto', 'Reina madre', 1983],
+      ['Ricardo Iorio', 'Almafuerte', 1998],
+      ['Skay Beilinson', 'El engranaje de cristal', 2016],
+      ['Skay Beilinson', 'En el corazón del laberinto', 2019],
+      ['Fabiana Cantilo', 'Algo mejor', 1991],
+      ['Celeste Carballo', 'Celeste y La Generación', 1985],
+      ['Miguel Mateos', 'Zas', 1982],
+      ['Pity Álvarez', 'Buen día', 2001],
+    ] as const
+
+    test.each(added)('%s has the essential studio album %s (%i), marked as added', (artist, title, year) => {
+      expect(albumOf(artist, title)?.year).toBe(year)
+      expect(entry(artist, title)?.note).toStartWith('Issue 22: added.')
+    })
+
+    test('every album corrected, annotated or added names at least two distinct sources', () => {
+      const checked = [['Juanse', 'Girando'], ...notStudio, ...added].map(([artist, title]) => entry(artist, title))
+      expect(checked).toHaveLength(1 + 9 + 10)
+      const short = checked.filter((album) => new Set(album?.sources ?? []).size < 2).map((album) => album?.name)
+      expect(short).toEqual([])
     })
   })
 })

@@ -6,7 +6,7 @@ import { testApp } from '../helpers.ts'
 
 const BROWSER = { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' }
 
-/** An app over the seeded catalogue (32 artists, 282 albums), called as a browser would. */
+/** An app over the seeded catalogue (32 artists, 289 albums), called as a browser would. */
 async function seededApp() {
   const store = openMemoryStore()
   await seedStore(store, true)

@@ -8,7 +8,7 @@ export interface ServerOptions {
   host?: string
   /** A JSON data file, or `':memory:'` (the default). A relative path is taken from the current directory. */
   data?: string
-  /** `true` for the built-in catalogue (32 artists, 282 albums), or a catalogue file; only an empty store is seeded. */
+  /** `true` for the built-in catalogue (32 artists, 289 albums), or a catalogue file; only an empty store is seeded. */
   seed?: boolean | string
   /**
    * Service keys that may write (`X-API-Key`). Without any, one random key is made for this server:
