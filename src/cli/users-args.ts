@@ -52,8 +52,9 @@ input (one trailing newline is dropped), e.g.  read -rs P && printf %s "$P" | ro
 Which way the command goes, and why:
   --url URL       through the server at URL (its operator routes /__admin/users), with a service key of that
                   server: --api-key KEY, or the first of ROCK_LEGENDS_API_KEYS. Also ROCK_LEGENDS_URL.
-  a data file     (--data FILE, ROCK_LEGENDS_DATA, default ./data/db.json) that a running server owns (its lock,
-                  FILE.lock, holds the server's pid): the command never writes the file behind the server's back,
+  a data file     (--data FILE, ROCK_LEGENDS_DATA, default ./data/db.json) that a running server owns (it holds
+                  the lock of FILE.lock, as the kernel tells; a lock file left by a dead server counts for nothing,
+                  whatever it says): the command never writes the file behind the server's back,
                   so it goes through that server, at the address the server recorded in the lock, with the
                   service key of its own it recorded there (readable only by the user the server runs as; run the
                   command as that user, or give --url and --api-key). A server started with --read-only

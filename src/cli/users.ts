@@ -4,9 +4,10 @@ import { AccountAdmin, type AccountView, checkNewAccount, checkPassword } from '
 import { printErrorLine, printLine } from '../log.ts'
 import { ConflictError, InvalidFieldError, NotFoundError } from '../model/errors.ts'
 import { DataFileError, DataFileLockedError } from '../store/json-file/errors.ts'
-import { lockOwner } from '../store/json-file/lock.ts'
+import { type LockOwner, lockOwner } from '../store/json-file/lock.ts'
 import { IN_MEMORY, isDatabaseUrl } from '../store/open-store.ts'
 import { StoreUnavailableError } from '../store/store.ts'
+import { printable, printableJson, printableMessage } from '../text/printable.ts'
 import { UsageError } from '../usage-error.ts'
 import { AdminClient, RefusedError } from './admin-client.ts'
 import type { UsersConfig } from './users-args.ts'
@@ -60,13 +61,17 @@ async function password(config: UsersConfig, io: UsersIo): Promise<{ password: s
   return { password: text, generated: false }
 }
 
-/** The running server that owns `file`, as its lock says; waits a moment for one that is still starting. */
-async function owningServer(file: string): Promise<{ pid: number; url?: string; key?: string } | undefined> {
+/**
+ * The process that holds the lock of `file` (the kernel says whether one does, never a pid), or undefined when none
+ * does; waits a moment for one that is still starting to record its address. What the lock's text says (pid, address,
+ * key) is only taken once it names a process running here: until then it may be a dead process's, left by a crash.
+ */
+async function owningServer(file: string): Promise<LockOwner | undefined> {
   const deadline = Date.now() + ANNOUNCE_WAIT_MS
   for (;;) {
     const owner = lockOwner(file)
-    if (!owner?.alive) return undefined
-    if (owner.url || Date.now() > deadline) return owner
+    if (!owner) return undefined
+    if ((owner.running && owner.url) || Date.now() > deadline) return owner
     await Bun.sleep(100)
   }
 }
@@ -103,6 +108,10 @@ async function openTarget(config: UsersConfig): Promise<Target | undefined> {
   for (let attempt = 0; ; attempt++) {
     const owner = await owningServer(file)
     if (owner) {
+      if (!owner.running)
+        throw new RefusedError(
+          `${config.data} is locked by a running process, but ${config.data}.lock names ${owner.pid === undefined ? 'none' : `pid ${owner.pid}, which is not a process running here`} (a server in another container, or one still starting): the command neither writes a file another process owns nor sends anything to an address it cannot trust; give --url and --api-key to go through that server`,
+        )
       if (!owner.url)
         throw new RefusedError(
           `${config.data} is in use by process ${owner.pid}, which did not record its address in ${config.data}.lock (a server older than this command, or not a server): the command does not write a file another process owns; give --url and --api-key to go through that server`,
@@ -136,7 +145,11 @@ const pad = (rows: string[][]) => {
   )
 }
 
-const who = (user: AccountView) => `${user.email} (account ${user.id}, ${user.name})`
+// What users gave (a name at sign-up above all) may hold control characters: shown escaped, never acted on by the
+// terminal (an ESC sequence would clear lines, forge rows or set the window title).
+const who = (user: AccountView) => `${printable(user.email)} (account ${user.id}, ${printable(user.name)})`
+/** The JSON outcome, with the characters JSON.stringify leaves raw but a terminal acts on escaped too. */
+const json = (value: unknown) => printableJson(JSON.stringify(value))
 
 /** Runs the command on its target and prints its outcome; throws the refusals. */
 async function run(config: UsersConfig, io: UsersIo): Promise<void> {
@@ -150,32 +163,30 @@ async function run(config: UsersConfig, io: UsersIo): Promise<void> {
   if (!target) {
     if (command !== 'list')
       throw new NotFoundError(`There is no account with the email ${config.email}: ${config.data} does not exist yet.`)
-    return io.out(
-      config.json ? JSON.stringify({ data: [], total: 0 }) : `no accounts (${config.data} does not exist yet)`,
-    )
+    return io.out(config.json ? json({ data: [], total: 0 }) : `no accounts (${config.data} does not exist yet)`)
   }
   try {
-    if (!config.json) io.note(`rock-legends users: ${command} ${target.via}`)
+    if (!config.json) io.note(`rock-legends users: ${command} ${printableMessage(target.via)}`)
     const email = config.email ?? ''
     if (command === 'list') {
       const { items, total } = await listAll(target.accounts, config.page)
-      if (config.json) return io.out(JSON.stringify({ data: items, total }))
+      if (config.json) return io.out(json({ data: items, total }))
       if (total === 0) return io.out('no accounts')
-      const rows = items.map((u) => [String(u.id), u.name, u.email, u.created_at, u.disabled_at ?? '-'])
+      const rows = items.map((u) => [String(u.id), u.name, u.email, u.created_at, u.disabled_at ?? '-'].map(printable))
       io.out(pad([['ID', 'NAME', 'EMAIL', 'CREATED', 'DISABLED'], ...rows]).join('\n'))
       if (items.length < total) io.out(`(${items.length} of ${total} accounts)`)
       return
     }
     if (command === 'add') {
       const user = await target.accounts.add({ name: config.name ?? '', email, password: secret?.password ?? '' })
-      if (config.json) return io.out(JSON.stringify(secret?.generated ? { user, password: secret.password } : { user }))
+      if (config.json) return io.out(json(secret?.generated ? { user, password: secret.password } : { user }))
       io.out(`added ${who(user)}`)
       if (secret?.generated) printPassword(io, secret.password)
       return
     }
     if (command === 'disable' || command === 'enable') {
       const outcome = await target.accounts.setDisabled(email, command === 'disable')
-      if (config.json) return io.out(JSON.stringify(outcome))
+      if (config.json) return io.out(json(outcome))
       const { user, changed } = outcome
       if (!changed)
         return io.out(
@@ -188,8 +199,7 @@ async function run(config: UsersConfig, io: UsersIo): Promise<void> {
       )
     }
     const outcome = await target.accounts.resetPassword(email, secret?.password ?? '')
-    if (config.json)
-      return io.out(JSON.stringify(secret?.generated ? { ...outcome, password: secret.password } : outcome))
+    if (config.json) return io.out(json(secret?.generated ? { ...outcome, password: secret.password } : outcome))
     const tokens = outcome.revoked_tokens
     io.out(
       `new password for ${who(outcome.user)}; revoked its ${tokens} live bearer token${tokens === 1 ? '' : 's'} (whoever was logged in must log in again); its personal API keys still work`,
@@ -225,7 +235,8 @@ export async function usersCommand(config: UsersConfig, io: UsersIo = processIo)
     await run(config, io)
     return 0
   } catch (error) {
-    const message = (error as Error).message
+    // One line, whatever it quotes: an email given, or the answer of a server.
+    const message = printableMessage((error as Error).message)
     io.note(
       `rock-legends users: ${error instanceof InvalidFieldError && error.pointer ? `${error.pointer.slice(1)}: ` : ''}${message}`,
     )
