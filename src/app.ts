@@ -88,7 +88,10 @@ export function createApp({
         { as: 'global' },
         credentialsFirst(() => app.routes),
       )
-      .onError({ as: 'global' }, problemResponder(allowed, report))
+      .onError(
+        { as: 'global' },
+        problemResponder(allowed, report, () => now().getTime()),
+      )
       .use(requestLog(accessLog))
       .use(absoluteTargets())
       .use(securityHeaders())
@@ -96,7 +99,8 @@ export function createApp({
       .use(delay(delayMs))
       .use(readOnly(refuseWrites))
       .use(docsRoutes(() => app.routes))
-      // Asks the store: over a database, a replica that cannot reach it answers 503 naming the cause.
+      // Asks the store: over a database, a replica that cannot reach it answers 503 `database-unavailable`, as every
+      // request then does; where the database is and why it failed go to the log only (src/http/error-handler.ts).
       .get(
         '/healthz',
         async () => {

@@ -1,6 +1,7 @@
 import { argon2id, type PasswordHasher } from '../auth/password.ts'
 import { EMAIL_PATTERN, isFoldedEmail } from '../model/email.ts'
 import { ConflictError, InvalidFieldError, NotFoundError } from '../model/errors.ts'
+import { UNSTORABLE_DETAIL, unstorable } from '../model/rules.ts'
 import { DuplicateEmailError, type Page, type Slice, type Store, type User } from '../store/store.ts'
 import { displayEmail, normalizeEmail } from './service.ts'
 
@@ -48,6 +49,7 @@ const EMAIL = new RegExp(EMAIL_PATTERN)
 export function checkNewAccount({ name, email, password }: NewAccount): void {
   if (name.length < 1 || name.length > 100 || !/\S/.test(name))
     throw new InvalidFieldError('/name', 'must be 1–100 characters, not blank')
+  if (unstorable(name)) throw new InvalidFieldError('/name', UNSTORABLE_DETAIL)
   if (email.length > 254 || !EMAIL.test(email) || !isFoldedEmail(normalizeEmail(email)))
     throw new InvalidFieldError('/email', 'must be an email address such as carlos@rock-legends.com')
   checkPassword(password)
@@ -57,6 +59,7 @@ export function checkNewAccount({ name, email, password }: NewAccount): void {
 export function checkPassword(password: string): void {
   if (password.length < 8 || password.length > 1024)
     throw new InvalidFieldError('/password', 'must be 8–1,024 characters')
+  if (unstorable(password)) throw new InvalidFieldError('/password', UNSTORABLE_DETAIL)
 }
 
 const unknownAccount = (email: string) => new NotFoundError(`There is no account with the email ${email.trim()}.`)

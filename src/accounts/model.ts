@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox'
 import { t } from 'elysia'
 import { IntegerParam } from '../http/integer-param.ts'
 import { EMAIL_PATTERN } from '../model/email.ts'
+import { NAME_PATTERN, STORABLE } from '../model/rules.ts'
 
 const Email = (description: string) =>
   t.String({
@@ -21,7 +22,7 @@ export const SignupInput = t.Object(
     name: t.String({
       minLength: 1,
       maxLength: 100,
-      pattern: '\\S',
+      pattern: NAME_PATTERN,
       description: 'How the user is called; trimmed.',
       examples: ['Carlos'],
       error: NAME_RULE,
@@ -32,6 +33,7 @@ export const SignupInput = t.Object(
     password: t.String({
       minLength: 8,
       maxLength: 1024,
+      pattern: STORABLE,
       description: 'At least 8 characters (at most 1,024). Stored only as an argon2id hash.',
       examples: ['i-love-rock'],
     }),
@@ -51,7 +53,12 @@ export const LoginInput = t.Object(
     email: Email(
       'The address used at sign-up; case, surrounding spaces and look-alike forms (full-width, decomposed: NFKC) do not matter.',
     ),
-    password: t.String({ minLength: 1, maxLength: 1024, description: 'The password chosen at sign-up.' }),
+    password: t.String({
+      minLength: 1,
+      maxLength: 1024,
+      pattern: STORABLE,
+      description: 'The password chosen at sign-up.',
+    }),
   },
   { additionalProperties: false, examples: [{ email: 'carlos@rock-legends.com', password: 'i-love-rock' }] },
 )
@@ -93,7 +100,7 @@ export const ApiKeyInput = t.Object(
     name: t.String({
       minLength: 1,
       maxLength: 100,
-      pattern: '\\S',
+      pattern: NAME_PATTERN,
       description: 'What the key is for, to recognise it in the list; trimmed.',
       examples: ['CI pipeline'],
       error: NAME_RULE,

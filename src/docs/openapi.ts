@@ -28,7 +28,7 @@ export function docsRoutes(routes: () => readonly InternalRoute[]) {
     .get(
       '/docs/assets/:file',
       ({ params: { file } }) => {
-        const asset = docsAssets[file]
+        const asset = docsAssets.get(file)
         if (!asset) throw new NotFoundError(`There is no documentation asset ${file}.`)
         return asset()
       },

@@ -38,8 +38,7 @@ const details: Record<
   'too-many-requests': { detail: 'Too many failed logins for this account. Try again in 600 seconds.' },
   'internal-error': { detail: 'Something went wrong on our side. The details are in the server log.' },
   'database-unavailable': {
-    detail:
-      'The database is not reachable right now (db.example:5432: connection refused), so nothing was read or changed. Try again in a few seconds.',
+    detail: 'The database is not reachable right now, so nothing was read or changed. Try again in a few seconds.',
   },
   'store-unavailable': { detail: 'The change could not be saved to disk, so it was not made. Try again later.' },
 }

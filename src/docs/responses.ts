@@ -90,7 +90,8 @@ function problemResponse(kinds: ProblemKind[]): Response {
         examples: ['Bearer realm="rock-legends"'],
       }),
     }
-  if (kinds.includes('too-many-requests'))
+  // Every 429 and every 503 says when to try again.
+  if (kinds.some((kind) => problemTypes[kind].status === 429 || problemTypes[kind].status === 503))
     response.headers = { 'Retry-After': header('Seconds to wait before trying again.', { type: 'integer' }) }
   if (kinds.includes('deprecated-operation'))
     // Sent with the deprecation problem only, not with the other problems of this status.

@@ -74,12 +74,18 @@ export const docsPage = () =>
     },
   })
 
-/** The page's assets by file name, served from the executable itself. */
-export const docsAssets: Record<string, () => Response> = {
+/**
+ * The page's assets by file name, served from the executable itself. A Map, not an object: a name from the URL such
+ * as `constructor` or `__proto__` must find nothing, not a property every object inherits.
+ */
+export const docsAssets: ReadonlyMap<string, () => Response> = new Map([
   // The bundle's name carries its version, so a new version is a new URL and this one may be cached for good.
-  [BUNDLE]: () =>
-    new Response(Bun.file(bundle), {
-      headers: { 'content-type': JAVASCRIPT, 'cache-control': 'public, max-age=31536000, immutable' },
-    }),
-  [INIT]: () => new Response(init, { headers: { 'content-type': JAVASCRIPT, 'cache-control': 'no-cache' } }),
-}
+  [
+    BUNDLE,
+    () =>
+      new Response(Bun.file(bundle), {
+        headers: { 'content-type': JAVASCRIPT, 'cache-control': 'public, max-age=31536000, immutable' },
+      }),
+  ],
+  [INIT, () => new Response(init, { headers: { 'content-type': JAVASCRIPT, 'cache-control': 'no-cache' } })],
+])

@@ -1,17 +1,48 @@
 import { ValidationError } from 'elysia'
 import { DomainError } from '../model/errors.ts'
 import { DatabaseUnavailableError, StoreUnavailableError } from '../store/store.ts'
-
-/** The seconds a client is told to wait (`Retry-After`) when the database is unavailable. */
-const DATABASE_RETRY_AFTER_S = 2
-
 import { domainProblem } from './domain-problem.ts'
 import { EarlyProblem, notFound, Problem } from './problem.ts'
 import { pathOf, requestTarget } from './request-target.ts'
 import { validationProblem } from './validation.ts'
 
+/** The seconds a client is told to wait (`Retry-After`) when the database is unavailable. */
+const DATABASE_RETRY_AFTER_S = 2
+/** The seconds a client is told to wait (`Retry-After`) when the change could not be made durable (a full disk). */
+const STORE_RETRY_AFTER_S = 10
+/** At most one log line per kind of outage in this many milliseconds, however many requests it refuses. */
+export const OUTAGE_REPORT_EVERY_MS = 10_000
+
+// What every client is told while the store is away: nothing about where the database lives (host, port, name) or
+// why it failed, which only the log says. `/healthz` answers this same problem: its status is what a load balancer
+// or an orchestrator acts on.
+const DATABASE_DETAIL =
+  'The database is not reachable right now, so nothing was read or changed. Try again in a few seconds.'
+const STORE_DETAIL = 'The change could not be saved to disk, so it was not made. Try again later.'
+
 /** Where unexpected failures are reported: the log, never the client. */
 export type ErrorReporter = (message: string, error: unknown) => void
+
+/**
+ * Reports an outage (a database away, a disk refusing writes) once when its first refusal comes, then at most once
+ * every {@link OUTAGE_REPORT_EVERY_MS} while refusals go on, with how many there were since: a flood of refused
+ * requests is a few lines in the log, each with the cause, not one line (and one stack) per request.
+ */
+function outageReporter(report: ErrorReporter, now: () => number) {
+  const last = new Map<string, { at: number; since: number }>()
+  return (kind: string, message: string) => {
+    const at = now()
+    const previous = last.get(kind)
+    if (previous && at - previous.at < OUTAGE_REPORT_EVERY_MS) {
+      previous.since += 1
+      return
+    }
+    const more = previous && previous.since > 0 ? ` (${previous.since} more refused since the last report)` : ''
+    last.set(kind, { at, since: 0 })
+    // One line: the message names the cause; a stack would say nothing more, once per outage.
+    report(`${message}${more}`, undefined)
+  }
+}
 
 interface ErrorContext {
   code: unknown
@@ -21,13 +52,18 @@ interface ErrorContext {
 }
 
 /** The problem for anything thrown while answering a request. */
-function toProblem(context: ErrorContext, allowed: (path: string) => string[], report: ErrorReporter) {
+function toProblem(
+  context: ErrorContext,
+  allowed: (path: string) => string[],
+  report: ErrorReporter,
+  outage: ReturnType<typeof outageReporter>,
+) {
   const { code, request } = context
   let { error } = context
   // Elysia wraps whatever the parse hook throws (the credentials' 401 and 403, the body's 413, 415 and 400) in its own
-  // ParseError.
+  // ParseError; so too a database that went away while the credentials were being checked, which is a 503.
   const cause = code === 'PARSE' ? (error as Error | undefined)?.cause : undefined
-  if (cause instanceof Problem || cause instanceof DomainError) error = cause
+  if (cause instanceof Problem || cause instanceof DomainError || cause instanceof StoreUnavailableError) error = cause
   if (error instanceof Problem) return error
   if (error instanceof EarlyProblem) return error.problem
   const refusal = error instanceof DomainError ? domainProblem(error) : undefined
@@ -46,22 +82,16 @@ function toProblem(context: ErrorContext, allowed: (path: string) => string[], r
       )
     return notFound(`There is no route ${request.method} ${path}. The API lives under /api/v1; see /openapi.json.`)
   }
-  if (code === 'PARSE') return new Problem('malformed-json', 'The request body could not be parsed as JSON.')
+  // Only Elysia's own wrapper, not a cause unwrapped above.
+  if (code === 'PARSE' && error === context.error)
+    return new Problem('malformed-json', 'The request body could not be parsed as JSON.')
   if (error instanceof DatabaseUnavailableError) {
-    report('request refused: the database is unavailable', error)
-    return new Problem(
-      'database-unavailable',
-      `The database is not reachable right now (${error.message}), so nothing was read or changed. Try again in a few seconds.`,
-      {},
-      { 'retry-after': String(DATABASE_RETRY_AFTER_S) },
-    )
+    outage('database', `requests refused: the database is unavailable: ${error.message}`)
+    return new Problem('database-unavailable', DATABASE_DETAIL, {}, { 'retry-after': String(DATABASE_RETRY_AFTER_S) })
   }
   if (error instanceof StoreUnavailableError) {
-    report('write refused: storage failed', error)
-    return new Problem(
-      'store-unavailable',
-      'The change could not be saved to disk, so it was not made. Try again later.',
-    )
+    outage('store', `writes refused: storage failed: ${error.message}`)
+    return new Problem('store-unavailable', STORE_DETAIL, {}, { 'retry-after': String(STORE_RETRY_AFTER_S) })
   }
   report(`unexpected failure on ${request.method} ${request.url}`, error)
   return new Problem('internal-error', 'Something went wrong on our side. The details are in the server log.')
@@ -71,13 +101,18 @@ function toProblem(context: ErrorContext, allowed: (path: string) => string[], r
  * The app's only error handler: every error becomes an RFC 9457 problem+json response whose `status` equals the
  * HTTP status. Stacks go to `report`, never to the client.
  */
-export function problemResponder(allowed: (path: string) => string[], report: ErrorReporter) {
+export function problemResponder(
+  allowed: (path: string) => string[],
+  report: ErrorReporter,
+  now: () => number = Date.now,
+) {
+  const outage = outageReporter(report, now)
   // Destructured in the signature on purpose: Elysia reads a hook's parameters to decide what every route must
   // prepare, and a hook taking the whole context would make each request parse headers, cookies and query.
   return ({ code, error, request, set }: ErrorContext) => {
     let problem: Problem
     try {
-      problem = toProblem({ code, error, request, set }, allowed, report)
+      problem = toProblem({ code, error, request, set }, allowed, report, outage)
     } catch (failure) {
       // A bug here would otherwise escape to Bun, which answers a bare 500 and logs no access line.
       report(`the error handler failed on ${request.method} ${request.url}`, failure)

@@ -92,13 +92,13 @@ export const problemTypes = {
     status: 503,
     title: 'The database is unavailable',
     explanation:
-      'The server runs over a shared database (PostgreSQL or CockroachDB) that it cannot reach right now, or that did not answer in time. Nothing was read or changed: a write answered with this problem was not made. `Retry-After` says when to try again; the server reconnects by itself when the database is back.',
+      'The server runs over a shared database (PostgreSQL or CockroachDB) that it cannot reach right now, or that did not answer in time. Nothing was read or changed: a write answered with this problem was not made. `Retry-After` says when to try again; the server reconnects by itself when the database is back. Where the database lives and why it failed are in the server log, never in the answer.',
   },
   'store-unavailable': {
     status: 503,
     title: 'The change could not be saved',
     explanation:
-      'The server could not make the change durable (for example the disk is full or not writable), so it refused it: nothing was changed. Earlier data is intact. Try again once the operator has fixed the storage.',
+      'The server could not make the change durable (for example the disk is full or not writable), so it refused it: nothing was changed. Earlier data is intact. Try again once the operator has fixed the storage; `Retry-After` says when to try at the earliest. The cause is in the server log, never in the answer.',
   },
 } satisfies Record<string, ProblemType>
 

@@ -1,4 +1,5 @@
 import type { ValidationError } from 'elysia'
+import { UNSTORABLE_DETAIL, unstorable } from '../model/rules.ts'
 import { type FieldError, invalid, type Problem } from './problem.ts'
 
 interface SchemaLike {
@@ -68,6 +69,8 @@ function fieldError(error: ValueErrorLike, on: string): FieldError {
     const known = Object.keys(error.schema.properties ?? {}).join(', ')
     return { ...where, detail: `is not a known property${known ? ` (known: ${known})` : ''}` }
   }
+  // Said apart from the field's own rule, which a client could not tell from the refusal.
+  if (typeof error.value === 'string' && unstorable(error.value)) return { ...where, detail: UNSTORABLE_DETAIL }
   return { ...where, detail: `must be ${describe(error.schema)}` }
 }
 

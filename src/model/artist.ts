@@ -4,7 +4,7 @@
  */
 import { type Static, Type } from '@sinclair/typebox'
 import { acceptedProperties, servedProperties, storedProperties } from './form.ts'
-import { IMAGE_RULES, NAME_RULES, RECORD_ID } from './rules.ts'
+import { IMAGE_RULES, NAME_RULES, RECORD_ID, TEXT_RULES } from './rules.ts'
 
 /** Each field of an artist, as served and documented. */
 const fields = {
@@ -17,9 +17,17 @@ const fields = {
 /** What a client's value must also be, field by field. */
 const rules = {
   name: { ...NAME_RULES, examples: ['Luis Alberto Spinetta'] },
-  description: { maxLength: 10_000, description: 'A few sentences about the artist, at most 10,000 characters.' },
+  description: {
+    ...TEXT_RULES,
+    maxLength: 10_000,
+    description: 'A few sentences about the artist, at most 10,000 characters.',
+  },
   image: IMAGE_RULES,
-  band: { maxLength: 200, description: 'The band most associated with the artist, at most 200 characters.' },
+  band: {
+    ...TEXT_RULES,
+    maxLength: 200,
+    description: 'The band most associated with the artist, at most 200 characters.',
+  },
 }
 
 const required = ['name'] as const

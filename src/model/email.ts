@@ -1,3 +1,5 @@
+import { STORABLE } from './rules.ts'
+
 // The characters that NFKC turns into "@" and ".": full-width (＠ ．), small (﹫ ﹒) and the one-dot leader (․).
 const AT = '@\\uFF20\\uFE6B'
 const DOT = '.\\uFF0E\\uFE52\\u2024'
@@ -7,9 +9,10 @@ const DOT = '.\\uFF0E\\uFE52\\u2024'
  * and the dots may be any of their look-alikes that {@link emailKey} folds. Every repeated class excludes the
  * character that ends it (an at sign, a dot, whitespace), so each character can be matched one way only: the check
  * is linear, with no catastrophic backtracking, even on the 1 MiB strings a hostile body may carry. Surrounding
- * whitespace is allowed because the service trims it.
+ * whitespace is allowed because the service trims it. Like every text field, no U+0000 or unpaired surrogate
+ * ({@link STORABLE}).
  */
-export const EMAIL_PATTERN = `^\\s*[^\\s${AT}]+[${AT}][^\\s${AT}${DOT}]+(?:[${DOT}][^\\s${AT}${DOT}]+)+\\s*$`
+export const EMAIL_PATTERN = `${STORABLE}\\s*[^\\s${AT}]+[${AT}][^\\s${AT}${DOT}]+(?:[${DOT}][^\\s${AT}${DOT}]+)+\\s*$`
 
 // The same syntax once folded, where only the ASCII "@" and "." remain.
 const FOLDED = /^[^\s@]+@[^\s@.]+(?:\.[^\s@.]+)+$/

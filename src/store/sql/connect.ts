@@ -40,7 +40,7 @@ function partsOf(url: string) {
   }
 }
 
-/** `url` with its password replaced by `***`: the only form of a database URL that logs, errors and health show. */
+/** `url` with its password replaced by `***`: the only form of a database URL that logs and errors show. */
 export function redactUrl(url: string): string {
   const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(url)?.[0]
   const parts = partsOf(url)
@@ -75,7 +75,8 @@ export function causeOf(error: unknown): string {
   const state = sqlState(error)
   const { code, message } = error as { code?: string; message?: string }
   if (state) return `${message ?? 'error'} (SQLSTATE ${state})`
-  return (code && CAUSES[code]) ?? message ?? String(error)
+  // Own keys only: a code is the driver's word, but `constructor` must never read as a cause.
+  return (code && Object.hasOwn(CAUSES, code) ? CAUSES[code] : undefined) ?? message ?? String(error)
 }
 
 /** How {@link connectSql} connects. */
@@ -97,7 +98,8 @@ export interface ConnectOptions {
 /**
  * A connection pool to the database at `url`, once one query has gone through: while the database cannot be
  * reached, it tries again until `waitMs` has passed, then throws a {@link DatabaseUnavailableError} whose one line
- * names the host, port, database and cause, never the password. Unix-socket URLs
+ * names the host, port, database and cause, never the password: for the operator (the log, the command line),
+ * never for a client, whom the HTTP layer tells only that the database is unavailable. Unix-socket URLs
  * (`postgres://user@/db?host=/run/postgresql`) and TLS (`?sslmode=require`) are Bun.SQL's own.
  */
 export async function connectSql(url: string, options: ConnectOptions = {}) {
