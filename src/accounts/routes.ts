@@ -3,6 +3,7 @@ import { Elysia } from 'elysia'
 import { clientKey } from '../auth/client-key.ts'
 import { type authGuard, beforeBody } from '../auth/guard.ts'
 import { anyCredential, bearerToken, publicAccess } from '../docs/security.ts'
+import { bodyLimit, SMALL_BODY_BYTES } from '../http/body.ts'
 import { PageQuery, Paginated, pageMeta, pageOf } from '../http/pagination.ts'
 import { described, problemResponses } from '../http/responses.ts'
 import type { Slice } from '../store/store.ts'
@@ -54,8 +55,9 @@ export const accountRoutes = (accounts: Accounts, guard: ReturnType<typeof authG
         return user
       },
       {
-        // Before the body is read: a closed sign-up says so whatever was sent, and costs no parsing.
-        transform: beforeBody(() => accounts.requireSignupOpen()),
+        // Before the body is read: a closed sign-up says so whatever was sent, and costs no parsing; an open one
+        // reads at most 16 KiB, so an anonymous megabyte is refused unread.
+        transform: [beforeBody(() => accounts.requireSignupOpen()), bodyLimit(SMALL_BODY_BYTES)],
         body: SignupInput,
         response: {
           201: described(User, 'The new user; `Location` is where they can read their profile once logged in.'),
@@ -65,13 +67,15 @@ export const accountRoutes = (accounts: Accounts, guard: ReturnType<typeof authG
           operationId: 'createUser',
           summary: 'Create a user',
           description:
-            'Signs up. The email is trimmed, lower-cased and must be unused (409 otherwise), look-alike forms included: full-width, decomposed and upper-case forms of one address (NFKC, then lower case) are the same address. The password is 8–1,024 characters and kept only as an argon2id hash. Then log in for a bearer token.',
+            'Signs up. The email is trimmed, lower-cased and must be unused (409 otherwise), look-alike forms included: full-width, decomposed and upper-case forms of one address (NFKC, then lower case) are the same address. The password is 8–1,024 characters and kept only as an argon2id hash. A body over 16 KiB is 413, unread. Then log in for a bearer token.',
           tags: ['Accounts'],
           security: publicAccess,
         },
       },
     )
     .post('/login', ({ body, server, request }) => accounts.logIn(body, clientOf(server, request)), {
+      // Anyone may send this: at most 16 KiB of body is read, and a larger one is refused unread.
+      transform: bodyLimit(SMALL_BODY_BYTES),
       body: LoginInput,
       response: {
         200: described(Session, 'You are logged in: the bearer token is shown this once.'),
@@ -81,7 +85,7 @@ export const accountRoutes = (accounts: Accounts, guard: ReturnType<typeof authG
         operationId: 'loginUser',
         summary: 'Log in for a bearer token',
         description:
-          'Exchanges email and password for a bearer token (24 hours by default). A wrong password and an unknown email get the same 401; repeated failures get 429 with `Retry-After`. An account holds at most 100 live tokens: a login beyond that revokes the oldest. An account the operator has disabled gets 403 `account-disabled`, and only with the right password.',
+          'Exchanges email and password for a bearer token (24 hours by default). A wrong password and an unknown email get the same 401; repeated failures get 429 with `Retry-After`. An account holds at most 100 live tokens: a login beyond that revokes the oldest. An account the operator has disabled gets 403 `account-disabled`, and only with the right password. A body over 16 KiB is 413, unread.',
         tags: ['Accounts'],
         security: publicAccess,
       },

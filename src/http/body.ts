@@ -3,24 +3,61 @@ import { invalid, Problem } from './problem.ts'
 /** The largest request body accepted, in bytes. */
 export const MAX_BODY_BYTES = 1024 * 1024
 
-const tooLarge = () =>
-  new Problem('payload-too-large', `The request body is larger than ${MAX_BODY_BYTES} bytes (1 MiB).`)
+/**
+ * The largest body of the public routes that take one (sign-up, login), in bytes: twice their largest valid body,
+ * every character of every field written as a `\uXXXX` escape (about 8 KB), so that no valid body is refused, and
+ * an anonymous sender cannot make the server read and parse a megabyte a request.
+ */
+export const SMALL_BODY_BYTES = 16 * 1024
+
+const sized = (bytes: number) => (bytes % 1024 ** 2 === 0 ? `${bytes / 1024 ** 2} MiB` : `${bytes / 1024} KiB`)
+
+const tooLarge = (limit: number) =>
+  new Problem('payload-too-large', `The request body is larger than ${limit} bytes (${sized(limit)}).`)
+
+// The transform hooks made by `bodyLimit`, with the limit each sets: the app's body parser finds them among a route's
+// hooks (`bodyLimitOf`), as it finds the credential checks, and applies the limit before it reads a byte.
+const limits = new WeakMap<object, number>()
+
+/**
+ * A route's own transform hook that lowers its body limit from 1 MiB to `bytes`, checked by the app's body parser on
+ * the declared Content-Length before the body is read, and on the bytes received while it is read (chunked bodies).
+ *
+ * @example
+ * .post('/login', handler, { transform: bodyLimit(SMALL_BODY_BYTES), body: LoginInput })
+ */
+export function bodyLimit(bytes: number) {
+  const transform = () => {}
+  limits.set(transform, bytes)
+  return transform
+}
+
+/** The body limit of a route, from its transform hooks (Elysia's `route.hooks.transform`): MAX_BODY_BYTES unless lowered. */
+export function bodyLimitOf(transforms: unknown): number {
+  if (!Array.isArray(transforms)) return MAX_BODY_BYTES
+  for (const hook of transforms) {
+    const fn: unknown = typeof hook === 'function' ? hook : (hook as { fn?: unknown } | null)?.fn
+    const limit = typeof fn === 'function' ? limits.get(fn) : undefined
+    if (limit !== undefined) return limit
+  }
+  return MAX_BODY_BYTES
+}
 
 const isJson = (contentType: string) => {
   const type = contentType.split(';', 1)[0]?.trim().toLowerCase() ?? ''
   return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'))
 }
 
-/** Reads at most MAX_BODY_BYTES of the body, failing as soon as there is more (chunked bodies included). */
-async function readLimited(request: Request): Promise<string> {
+/** Reads at most `limit` bytes of the body, failing as soon as there is more (chunked bodies included). */
+async function readLimited(request: Request, limit: number): Promise<string> {
   const declared = request.headers.get('content-length')
-  if (declared !== null && Number(declared) > MAX_BODY_BYTES) throw tooLarge()
+  if (declared !== null && Number(declared) > limit) throw tooLarge(limit)
   if (!request.body) return ''
   const chunks: Uint8Array[] = []
   let size = 0
   for await (const chunk of request.body) {
     size += chunk.byteLength
-    if (size > MAX_BODY_BYTES) throw tooLarge()
+    if (size > limit) throw tooLarge(limit)
     chunks.push(chunk)
   }
   return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks))
@@ -28,10 +65,11 @@ async function readLimited(request: Request): Promise<string> {
 
 /**
  * The body of a request, for the app's parse hook (`credentialsFirst`, which checks credentials before calling this):
- * bodies must be JSON (415 otherwise), at most 1 MiB (413), well-formed (400) and an object (400). A request without a
- * body parses to `undefined`, which the route's schema then rejects.
+ * bodies must be JSON (415 otherwise), at most `limit` bytes (413; 1 MiB unless the route lowered it with
+ * {@link bodyLimit}), well-formed (400) and an object (400). A request without a body parses to `undefined`, which
+ * the route's schema then rejects.
  */
-export async function parseJsonBody({ request }: { request: Request }): Promise<unknown> {
+export async function parseJsonBody({ request }: { request: Request }, limit = MAX_BODY_BYTES): Promise<unknown> {
   const contentType = request.headers.get('content-type')
   if (request.body === null && !contentType) return undefined
   if (!contentType || !isJson(contentType)) {
@@ -44,7 +82,7 @@ export async function parseJsonBody({ request }: { request: Request }): Promise<
   }
   let text: string
   try {
-    text = await readLimited(request)
+    text = await readLimited(request, limit)
   } catch (error) {
     if (error instanceof Problem) throw error
     throw new Problem('malformed-json', 'The request body is not valid UTF-8.')

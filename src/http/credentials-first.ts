@@ -1,5 +1,5 @@
 import { type Precondition, preconditionOf } from '../auth/guard.ts'
-import { parseJsonBody } from './body.ts'
+import { bodyLimitOf, MAX_BODY_BYTES, parseJsonBody } from './body.ts'
 
 /** A registered route as Elysia lists it in `app.routes`. */
 interface RouteLike {
@@ -8,12 +8,19 @@ interface RouteLike {
   hooks: { transform?: unknown }
 }
 
-/** The requirement of every route that has one, by `METHOD path` as Elysia reports the matched route. */
-function requirementsByRoute(routes: readonly RouteLike[]): Map<string, Precondition> {
-  const table = new Map<string, Precondition>()
+/** What a route checks before its body is read, and the most of its body it reads. */
+interface BodyRule {
+  precondition: Precondition | undefined
+  limit: number
+}
+
+/** The precondition and body limit of every route that has either, by `METHOD path` as Elysia reports the route. */
+function rulesByRoute(routes: readonly RouteLike[]): Map<string, BodyRule> {
+  const table = new Map<string, BodyRule>()
   for (const { method, path, hooks } of routes) {
-    const requirement = preconditionOf(hooks.transform)
-    if (requirement) table.set(`${method} ${path}`, requirement)
+    const precondition = preconditionOf(hooks.transform)
+    const limit = bodyLimitOf(hooks.transform)
+    if (precondition || limit !== MAX_BODY_BYTES) table.set(`${method} ${path}`, { precondition, limit })
   }
   return table
 }
@@ -21,17 +28,19 @@ function requirementsByRoute(routes: readonly RouteLike[]): Map<string, Precondi
 /**
  * The app's parse hook. On a route that needs credentials, they are checked first (401 or 403 with the body unread):
  * an anonymous sender of a large body costs no reading, decoding or parsing, and gets the same 401 whatever it sent.
- * Then the body is read and parsed ({@link parseJsonBody}). The routes are read on first use, once all are registered.
+ * Then the body is read and parsed ({@link parseJsonBody}), up to the route's limit (1 MiB, or less where the route
+ * set one with `bodyLimit`: sign-up and login). The routes are read on first use, once all are registered.
  *
  * @example
  * app.onParse({ as: 'global' }, credentialsFirst(() => app.routes))
  */
 export function credentialsFirst(routes: () => readonly RouteLike[]) {
-  let table: Map<string, Precondition> | undefined
+  let table: Map<string, BodyRule> | undefined
   // Destructured on purpose: Elysia reads a hook's parameters, and `route` makes it record the matched route.
   return async ({ request, route }: { request: Request; route: string }) => {
-    table ??= requirementsByRoute(routes())
-    await table.get(`${request.method} ${route}`)?.(request)
-    return parseJsonBody({ request })
+    table ??= rulesByRoute(routes())
+    const rule = table.get(`${request.method} ${route}`)
+    await rule?.precondition?.(request)
+    return parseJsonBody({ request }, rule?.limit)
   }
 }

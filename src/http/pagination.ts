@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import { type TSchema, t } from 'elysia'
+import { ByteCache, CACHE_BUDGET_BYTES, estimateBytes } from '../cache/byte-cache.ts'
 import type { Slice } from '../store/store.ts'
 import { IntegerParam } from './integer-param.ts'
 import { jsonResponse, recordJson } from './json.ts'
@@ -77,8 +78,12 @@ function pageText(path: string, page: { limit: number; offset: number }, slice: 
 const sameItems = (a: readonly object[], b: readonly object[]) =>
   a.length === b.length && a.every((item, i) => item === b[i])
 
-/** How many pages a paginator remembers; past that, the oldest is forgotten. */
-const MAX_PAGES = 1024
+/** A page a paginator remembers: the items it was built from, the list's total then, and the encoded answer. */
+interface CachedPage {
+  items: readonly object[]
+  total: number
+  body: Uint8Array
+}
 
 /**
  * A function answering one page of a list: `{ data, meta }`, linking the next page while there is one (with the
@@ -87,20 +92,37 @@ const MAX_PAGES = 1024
  * the same objects and whose total is unchanged has the same bytes, and answering it again costs no serialising or
  * encoding at all.
  *
+ * What it keeps is bounded by bytes, not pages (a {@link ByteCache} of `budget`, 16 MiB by default, the pages used
+ * longest ago going first): each page counts its encoded bytes, its records' serialised text (which `recordJson`
+ * keeps while the records live, at two bytes a character) and the records themselves, all of which the cached page
+ * keeps alive. A page larger than an eighth of the budget is answered but not kept. `cache.bytes` says what is held.
+ *
  * @example
  * const paginate = paginator()
  * return paginate('/api/v1/artists', page, await store.artists.list(page))
  */
-export function paginator() {
-  const pages = new Map<string, { items: readonly object[]; total: number; body: Uint8Array }>()
+export function paginator(budget = CACHE_BUDGET_BYTES) {
+  const pages = new ByteCache<CachedPage>(budget)
   const encoder = new TextEncoder()
-  return (path: string, page: { limit: number; offset: number }, slice: Slice<object>, kept = ''): Response => {
+  const paginate = (
+    path: string,
+    page: { limit: number; offset: number },
+    slice: Slice<object>,
+    kept = '',
+  ): Response => {
     const key = `${path}?limit=${page.limit}&offset=${page.offset}${kept}`
     const cached = pages.get(key)
     if (cached && cached.total === slice.total && sameItems(cached.items, slice.items)) return jsonResponse(cached.body)
-    const body = encoder.encode(pageText(path, page, slice, kept))
-    if (!cached && pages.size >= MAX_PAGES) pages.delete(pages.keys().next().value as string)
-    pages.set(key, { items: slice.items, total: slice.total, body })
+    const text = pageText(path, page, slice, kept)
+    const body = encoder.encode(text)
+    pages.set(
+      key,
+      { items: slice.items, total: slice.total, body },
+      // The page's text stands for its records' texts, which it is made of.
+      body.byteLength + text.length * 2 + estimateBytes(slice.items),
+    )
     return jsonResponse(body)
   }
+  // The cache itself, for tests and the bench to read its `bytes`.
+  return Object.assign(paginate, { cache: pages as Pick<ByteCache<CachedPage>, 'bytes' | 'size' | 'budget'> })
 }

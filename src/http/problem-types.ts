@@ -70,7 +70,8 @@ export const problemTypes = {
   'payload-too-large': {
     status: 413,
     title: 'The body is too large',
-    explanation: 'Request bodies are limited to 1 MiB. Send less data in one request.',
+    explanation:
+      'Request bodies are limited to 1 MiB, and to 16 KiB on sign-up and login (more than any valid one needs). Send less data in one request.',
   },
   'unsupported-media-type': {
     status: 415,

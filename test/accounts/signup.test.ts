@@ -67,7 +67,8 @@ describe('POST /api/v1/user/signup', () => {
   test('checks a long hostile email in linear time (no catastrophic backtracking)', async () => {
     const { call } = testApp()
     // Many labels, then a character that fails the match at the very end: the worst case for a backtracking pattern.
-    const hostile = `a@${'a.'.repeat(200_000)}a@`
+    // As many as a sign-up body holds: at most 16 KiB is read (SMALL_BODY_BYTES).
+    const hostile = `a@${'a.'.repeat(7_000)}a@`
     const started = performance.now()
     const { status } = await call(SIGNUP, { method: 'POST', body: { ...CARLOS, email: hostile } })
     expect(status).toBe(400)

@@ -1,7 +1,5 @@
+import { ByteCache, CACHE_BUDGET_BYTES, estimateBytes } from '../../cache/byte-cache.ts'
 import type { Slice } from '../store.ts'
-
-/** Pages of a list this replica read lately, at most this many; past that, the one used longest ago goes. */
-const MAX_PAGES = 256
 
 /**
  * Pages of the artist list as last read, each with the catalogue version (`artists.version`) it was read at. Every
@@ -9,18 +7,29 @@ const MAX_PAGES = 256
  * still the database's is exactly what a fresh read would return: the store then hands back the very same objects,
  * which the HTTP layer recognises and answers with the bytes it already encoded (src/http/pagination.ts). Asking the
  * version is one row by primary key: far cheaper, on both sides, than the page it saves reading and decoding.
+ *
+ * Bounded by bytes, not pages: a {@link ByteCache} of `budget` (16 MiB by default), each page counted by the estimated
+ * size of its decoded records ({@link estimateBytes}); past the budget the page used longest ago goes, and a page
+ * larger than an eighth of it is not kept.
  */
 export class PageCache<T> {
-  private readonly pages = new Map<string, { version: string; slice: Slice<T> }>()
+  private readonly pages: ByteCache<{ version: string; slice: Slice<T> }>
+
+  /** A cache holding at most `budget` bytes of pages, as estimated. */
+  constructor(budget = CACHE_BUDGET_BYTES) {
+    this.pages = new ByteCache(budget)
+  }
+
+  /** The estimated bytes held: at most the budget. For tests and the bench. */
+  get bytes(): number {
+    return this.pages.bytes
+  }
 
   /** The page saved under `key` if it was read at `version`. */
   get(key: string, version: string): Slice<T> | undefined {
+    // Used again (or about to be replaced by a fresh read): it goes to the end of the eviction order.
     const entry = this.pages.get(key)
-    if (entry?.version !== version) return undefined
-    // Used again: it goes to the end of the eviction order.
-    this.pages.delete(key)
-    this.pages.set(key, entry)
-    return entry.slice
+    return entry?.version === version ? entry.slice : undefined
   }
 
   /** Whether any page is saved under `key`, whatever its version: only then is asking the version worth it. */
@@ -28,10 +37,8 @@ export class PageCache<T> {
     return this.pages.has(key)
   }
 
-  /** Saves `slice`, read at `version`, under `key`. */
+  /** Saves `slice`, read at `version`, under `key` (unless it is larger than an eighth of the budget). */
   set(key: string, version: string, slice: Slice<T>): void {
-    this.pages.delete(key)
-    if (this.pages.size >= MAX_PAGES) this.pages.delete(this.pages.keys().next().value as string)
-    this.pages.set(key, { version, slice })
+    this.pages.set(key, { version, slice }, estimateBytes(slice.items) + version.length * 2)
   }
 }
