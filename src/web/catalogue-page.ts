@@ -79,6 +79,13 @@ ${page < pages ? link(page + 1, 'next', 'Next page →') : html`<span></span>`}
 }
 
 /**
+ * The search a visitor typed, as the page uses it: trimmed, at most {@link MAX_SEARCH} characters, and without what
+ * the API refuses in `q` (U+0000, and an unpaired surrogate, which a cut through an emoji would otherwise leave), so
+ * that both stores find the same artists.
+ */
+const searchText = (typed: string) => typed.trim().replaceAll('\u0000', '').slice(0, MAX_SEARCH).toWellFormed()
+
+/**
  * `/`: the catalogue, a page of artists at a time, searched by name or band and ordered as asked, through the same
  * catalogue service the API uses (in-process, no HTTP round trip). Works without the script; signed-in users also
  * get the form to add an artist.
@@ -90,7 +97,7 @@ export async function cataloguePage(
 ): Promise<Response> {
   const sortText = queryText(query.sort)
   const listing: Listing = {
-    q: (queryText(query.q) ?? '').trim().slice(0, MAX_SEARCH),
+    q: searchText(queryText(query.q) ?? ''),
     sort: ARTIST_SORTS.find((option) => option === sortText) ?? 'id',
     page: pageNumber(query.page),
   }

@@ -159,6 +159,20 @@ describe('GET /: the catalogue', () => {
     expect((await get('/?sort=nonsense')).status).toBe(200)
   })
 
+  test('a search is cut at 200 characters without splitting a character, and holds no text a store refuses', async () => {
+    const { get } = await seededApp()
+    // 199 letters and an emoji (two UTF-16 units): cutting at 200 units would leave half of it, a lone surrogate.
+    const long = `${'a'.repeat(199)}🎸`
+    for (const q of [encodeURIComponent(long), 'Spin%00etta', 'Spinetta%ED%A0%80']) {
+      const { status, text } = await get(`/?q=${q}`)
+      expect(status).toBe(200)
+      const shown = /<input type="search" id="q" name="q" value="([^"]*)"/.exec(text)?.[1] ?? ''
+      expect(shown.isWellFormed()).toBe(true)
+      expect(shown).not.toContain('\u0000')
+    }
+    expect(cardNames((await get('/?q=Spin%00etta')).text)).toEqual(['Luis Alberto Spinetta'])
+  })
+
   test('escapes whatever a record or a search holds', async () => {
     const store = openMemoryStore()
     const evil = '<script>alert("x")</script> & <img src=x onerror=alert(1)>'
