@@ -1,14 +1,15 @@
 import { Elysia, t } from 'elysia'
 import { AccountAdmin } from './accounts/admin.ts'
 import { accountRoutes } from './accounts/routes.ts'
-import { type AccountLimits, Accounts } from './accounts/service.ts'
+import { ACCOUNT_LIMITS, type AccountLimits, Accounts } from './accounts/service.ts'
 import { type Reset, resetRoutes } from './admin/reset.ts'
 import { adminUserRoutes } from './admin/users.ts'
+import { requestClient } from './auth/client-key.ts'
 import { authGuard, serviceKeys } from './auth/guard.ts'
 import { userCredentials } from './auth/user-credentials.ts'
 import { albumRoutes } from './catalogue/albums.ts'
 import { artistRoutes } from './catalogue/artists.ts'
-import { Catalogue } from './catalogue/service.ts'
+import { Catalogue, type CatalogueLimits } from './catalogue/service.ts'
 import { coverRoutes } from './covers/routes.ts'
 import { docsRoutes } from './docs/openapi.ts'
 import { allowedMethods } from './http/allowed-methods.ts'
@@ -47,6 +48,8 @@ export interface AppOptions {
   reset?: Reset
   /** The brakes on sign-up and login; `ACCOUNT_LIMITS` by default (tests that sign up many users raise them). */
   limits?: AccountLimits
+  /** How many artists and albums an account may add; `CATALOGUE_LIMITS` by default (tests lower them). */
+  catalogueLimits?: CatalogueLimits
   /** Serve the web pages at `/` (true by default); false (`--no-ui`) makes `/` a JSON index of the API. */
   ui?: boolean
   /** Whether anyone may create an account (true by default); false (`--no-signup`) answers sign-up with 403. */
@@ -72,12 +75,18 @@ export function createApp({
   readOnly: refuseWrites = false,
   reset,
   limits,
+  catalogueLimits,
   ui = true,
   signup = true,
 }: AppOptions) {
-  const catalogue = new Catalogue(store)
+  const catalogue = new Catalogue(store, { now, limits: catalogueLimits })
   const accounts = new Accounts(store, { now, tokenTtlMs, limits, signup })
-  const guard = authGuard([serviceKeys(apiKeys), userCredentials(store, now)])
+  // Failed credential checks are counted per client (by the socket, as for logins; shared by replicas over SQL).
+  const credentialFailures = (limits ?? ACCOUNT_LIMITS).credentialFailuresPerClient
+  const guard = authGuard([serviceKeys(apiKeys), userCredentials(store, now)], {
+    failures: store.limiter('credential-failures-per-client', credentialFailures, () => now().getTime()),
+    clientOf: (request) => requestClient(app.server, request),
+  })
   const latestYear = now().getUTCFullYear() + 1
   const app = new Elysia({ normalize: false })
   const allowed = allowedMethods(() => app.routes)

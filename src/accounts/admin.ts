@@ -109,7 +109,8 @@ export class AccountAdmin {
    * Disables (or enables) the account of `email`. Idempotent: an account already in that state is left as it is
    * (`changed: false`), and keeps the time it was first disabled. Disabling revokes nothing: the credential check
    * reads the account on every request, so its tokens and keys are refused from the next request on, and work again
-   * (those not expired) once it is enabled.
+   * (those not expired) once it is enabled. A credential is stored only while its account is enabled, checked in
+   * the write that stores it, so a login whose password check was in flight gets 403 and no token.
    */
   async setDisabled(email: string, disabled: boolean): Promise<AccountChange> {
     const user = await this.find(email)
@@ -122,18 +123,19 @@ export class AccountAdmin {
   }
 
   /**
-   * Sets a new password for the account of `email` and revokes its live bearer tokens, so that whoever logged in
-   * with the old one is logged out. Personal API keys are left alone: the user made them for their tools (disabling
-   * the account refuses them too).
+   * Sets a new password for the account of `email`, moves its credentials epoch on and revokes its live bearer
+   * tokens, in one write: whoever logged in with the old password is logged out, and a login still checking the old
+   * password gets no token (its insert carries the old epoch and is refused), nor can a token of the old epoch be
+   * used. Personal API keys are left alone: the user made them for their tools, and lists and revokes them
+   * (disabling the account refuses them too).
    */
   async resetPassword(email: string, password: string): Promise<PasswordReset> {
     checkPassword(password)
     const user = await this.find(email)
     const passwordHash = await this.passwords.hash(password)
-    const updated = await this.store.users.update(user.id, { passwordHash })
-    if (!updated) throw unknownAccount(email)
-    const revoked = await this.store.credentials.revokeAll(user.id, 'token', this.now().toISOString())
-    return { user: accountView(updated), revoked_tokens: revoked }
+    const changed = await this.store.users.startEpoch(user.id, { passwordHash }, this.now().toISOString())
+    if (!changed) throw unknownAccount(email)
+    return { user: accountView(changed.user), revoked_tokens: changed.revokedTokens }
   }
 
   private async find(email: string): Promise<User> {

@@ -13,6 +13,7 @@ import {
   UnauthenticatedError,
 } from '../model/errors.ts'
 import {
+  AccountChangedError,
   type Attempt,
   type Credential,
   type CredentialLimit,
@@ -21,6 +22,7 @@ import {
   type Limiter,
   type Page,
   type RateLimit,
+  type Recents,
   type Slice,
   type Store,
   type User,
@@ -42,6 +44,16 @@ export interface AccountLimits {
   loginFailuresPerEmailCeiling: RateLimit
   /** How long a successful login keeps its address known to its account (exempt from the ceiling). */
   knownAddressMs: number
+  /**
+   * How many addresses each account keeps known, its latest: only its own logins replace them, never another
+   * account's, so the memory they take is bounded per account.
+   */
+  knownAddressesPerAccount: number
+  /**
+   * Failed credential checks (`X-API-Key`, `Authorization: Bearer`) per client address; past it, that address's
+   * credentials are not checked at all until the window lets it (see `authGuard`).
+   */
+  credentialFailuresPerClient: RateLimit
   /** Sign-ups (successful or not) per client address: each one costs an argon2 hash and a durable write. */
   signupsPerClient: RateLimit
 }
@@ -54,6 +66,8 @@ export const ACCOUNT_LIMITS: AccountLimits = {
   loginFailuresPerEmail: { limit: 5, windowMs: 15 * MINUTE },
   loginFailuresPerEmailCeiling: { limit: 100, windowMs: 15 * MINUTE },
   knownAddressMs: 30 * 24 * 60 * MINUTE,
+  knownAddressesPerAccount: 10,
+  credentialFailuresPerClient: { limit: 100, windowMs: 10 * MINUTE },
   signupsPerClient: { limit: 20, windowMs: 10 * MINUTE },
 }
 
@@ -134,6 +148,14 @@ const accountDisabled = () =>
     "This account has been disabled by the server's operator: it cannot log in, and its tokens and keys are refused. Ask the operator to enable it again.",
   )
 
+// What the credential check answers for a disabled account's credentials (src/auth/guard.ts).
+const credentialsRefused = () => new UnauthenticatedError('The credentials are not valid: unknown, expired or revoked.')
+
+const accountChanged = () =>
+  new ConflictError(
+    "Your account's password was reset while the key was being created: no key was made. Send the request again (a bearer token from before the reset must log in again first).",
+  )
+
 const unknownKey = (id: number) => new NotFoundError(`You have no API key ${id}.`)
 
 const tooManyKeys = (max: number) =>
@@ -153,7 +175,7 @@ export class Accounts {
   private readonly failuresByClient: Limiter
   private readonly failuresByEmailFromClient: Limiter
   private readonly failuresByEmailCeiling: Limiter
-  private readonly knownAddresses: Limiter
+  private readonly knownAddresses: Recents
   private readonly signupsByClient: Limiter
   private readonly signupOpen: boolean
   /** When (ms since the epoch, by `now`) the next purge of dead credentials is due; the first write does one. */
@@ -177,7 +199,12 @@ export class Accounts {
       clock,
     )
     this.failuresByEmailCeiling = store.limiter('login-failures-per-email', limits.loginFailuresPerEmailCeiling, clock)
-    this.knownAddresses = store.limiter('known-addresses', { limit: 1, windowMs: limits.knownAddressMs }, clock)
+    // Kept per account (by email), at most `knownAddressesPerAccount` each: no one else's logins can push one out.
+    this.knownAddresses = store.recents(
+      'known-addresses',
+      { perOwner: limits.knownAddressesPerAccount, windowMs: limits.knownAddressMs },
+      clock,
+    )
     this.signupsByClient = store.limiter('signups-per-client', limits.signupsPerClient, clock)
   }
 
@@ -222,7 +249,7 @@ export class Accounts {
     const emailFromClient = `${email}\n${client}`
     // Past the ceiling only addresses the account logged in from lately may still try: many guessing addresses can
     // stop the guessing on an account, not its owner.
-    const known = (await this.knownAddresses.count(emailFromClient)) > 0
+    const known = await this.knownAddresses.has(email, client)
     // Checked and counted in one step each, before the slow check, and forgiven on success, so parallel guesses (on
     // any replica) cannot all slip under the limit. Each attempt is its own, so a success takes back its own counts
     // only: failures in flight beside it still count.
@@ -250,42 +277,64 @@ export class Accounts {
       await Promise.all([
         this.failuresByClient.settle(byClient),
         this.failuresByEmailFromClient.settle(byEmailFromClient),
-        this.failuresByEmailCeiling.settle(byEmailCeiling),
+        // A known address was not counted before the check (see `admit`): its failure counts now.
+        byEmailCeiling
+          ? this.failuresByEmailCeiling.settle(byEmailCeiling)
+          : this.failuresByEmailCeiling.record(email).then((attempt) => this.failuresByEmailCeiling.settle(attempt)),
       ])
       throw loginFailed()
     }
     await Promise.all([
       this.failuresByClient.forgive(byClient),
       this.failuresByEmailFromClient.forgive(byEmailFromClient),
-      this.failuresByEmailCeiling.forgive(byEmailCeiling),
+      byEmailCeiling && this.failuresByEmailCeiling.forgive(byEmailCeiling),
     ])
     // Said only now, after the password was verified (the right one is not a failed login): whoever does not know
     // it learns nothing, and the owner learns why they cannot log in.
     if (user.disabledAt !== null) throw accountDisabled()
-    // The owner's earlier slips from this address are forgiven; failures from elsewhere, or still in flight, are not.
-    await this.failuresByEmailFromClient.forgetSettled(emailFromClient)
-    await this.knownAddresses.record(emailFromClient)
     const at = this.now()
     const token = await generateSecret(TOKEN_PREFIX)
     const expiresAt = new Date(Math.min(at.getTime() + this.tokenTtlMs, MAX_TIME)).toISOString()
     const purged = this.purgeIfDue(at)
-    // Past the limit of live tokens, the oldest is revoked in the same write as the new one is added.
-    await this.store.credentials.insert(
-      {
-        userId: user.id,
-        kind: 'token',
-        name: null,
-        hash: hashSecret(token),
-        prefix: token.slice(0, PREFIX_LENGTH),
-        createdAt: at.toISOString(),
-        expiresAt,
-        lastUsedAt: null,
-        revokedAt: null,
-      },
-      CREDENTIAL_LIMITS.tokens,
-    )
-    await purged
+    try {
+      // Stored only if the account is still enabled and at the epoch read before the password check, in the same
+      // write: a password reset or a disable that landed while argon2 ran leaves this login without a token. Past
+      // the limit of live tokens, the oldest is revoked in that write too.
+      await this.store.credentials.insert(
+        {
+          userId: user.id,
+          kind: 'token',
+          name: null,
+          hash: hashSecret(token),
+          prefix: token.slice(0, PREFIX_LENGTH),
+          createdAt: at.toISOString(),
+          expiresAt,
+          lastUsedAt: null,
+          revokedAt: null,
+          epoch: user.credentialsEpoch,
+        },
+        CREDENTIAL_LIMITS.tokens,
+      )
+    } catch (error) {
+      if (error instanceof AccountChangedError) throw await this.changedDuringLogin(user.id)
+      throw error
+    } finally {
+      await purged
+    }
+    // The owner's earlier slips from this address are forgiven; failures from elsewhere, or still in flight, are not.
+    await this.failuresByEmailFromClient.forgetSettled(emailFromClient)
+    await this.knownAddresses.add(email, client)
     return { user: publicUser(user), token, token_type: 'Bearer' as const, expires_at: expiresAt }
+  }
+
+  /**
+   * What a login that lost a race gets: the answer it would have had, had it started after the change that beat it.
+   * A disabled account gets 403 as for the right password; a password reset, 401 as for a wrong one (the password
+   * verified is no longer the account's). The token was not stored, and the client logs in again.
+   */
+  private async changedDuringLogin(userId: number): Promise<Error> {
+    const now = await this.store.users.get(userId)
+    return now?.disabledAt ? accountDisabled() : loginFailed()
   }
 
   /** The user `userId`. */
@@ -304,8 +353,14 @@ export class Accounts {
     await this.store.credentials.revoke(caller.credentialId, this.now().toISOString())
   }
 
-  /** Creates a personal API key for `userId`; the key is in the answer and nowhere else. */
+  /**
+   * Creates a personal API key for `userId`; the key is in the answer and nowhere else. Stored only if the account is
+   * still enabled and at the epoch read here, in the same write: an account disabled meanwhile gets 401, as its
+   * credentials would a moment later, and one whose password was reset meanwhile 409 (send it again).
+   */
   async createKey(userId: number, name: string): Promise<ApiKeyView & { key: string }> {
+    const account = await this.store.users.get(userId)
+    if (!account || account.disabledAt !== null) throw credentialsRefused()
     const key = await generateSecret(KEY_PREFIX)
     const at = this.now()
     const purged = this.purgeIfDue(at)
@@ -321,12 +376,17 @@ export class Accounts {
           expiresAt: null,
           lastUsedAt: null,
           revokedAt: null,
+          epoch: account.credentialsEpoch,
         },
         CREDENTIAL_LIMITS.keys,
       )
       return { ...apiKeyView(credential), key }
     } catch (error) {
       if (error instanceof CredentialLimitError) throw tooManyKeys(error.max)
+      if (error instanceof AccountChangedError) {
+        const now = await this.store.users.get(userId)
+        throw !now || now.disabledAt !== null ? credentialsRefused() : accountChanged()
+      }
       throw error
     } finally {
       await purged
@@ -376,7 +436,11 @@ interface Brake {
   limiter: Limiter
   key: string
   reason: string
-  /** Counted whatever the count, never refused. */
+  /**
+   * Never refused, and not counted before the check: the caller counts it (`record`) only if the operation fails. Were
+   * it counted first and forgiven on success, a full window would have dropped its oldest real failure to make room,
+   * and each exempt success would quietly take one failure back.
+   */
   exempt?: boolean
 }
 
@@ -385,11 +449,13 @@ interface Brake {
  * refuses with {@link TooManyAttemptsError}, after taking back the attempts already counted: a refused request counts
  * nothing.
  */
-async function admit<const B extends readonly Brake[]>(brakes: B): Promise<{ [K in keyof B]: Attempt }> {
-  const counted: Attempt[] = []
+async function admit<const B extends readonly Brake[]>(
+  brakes: B,
+): Promise<{ [K in keyof B]: B[K] extends { exempt: boolean } ? Attempt | undefined : Attempt }> {
+  const counted: (Attempt | undefined)[] = []
   for (const { limiter, key, reason, exempt } of brakes) {
     if (exempt) {
-      counted.push(await limiter.record(key))
+      counted.push(undefined)
       continue
     }
     const { attempt, retryAfter: seconds } = await limiter.hit(key)
@@ -397,8 +463,8 @@ async function admit<const B extends readonly Brake[]>(brakes: B): Promise<{ [K 
       counted.push(attempt)
       continue
     }
-    await Promise.all(counted.map((earlier, i) => brakes[i]?.limiter.forgive(earlier)))
+    await Promise.all(counted.map((earlier, i) => earlier && brakes[i]?.limiter.forgive(earlier)))
     throw new TooManyAttemptsError(`${reason} Try again in ${seconds} second${seconds === 1 ? '' : 's'}.`, seconds)
   }
-  return counted as { [K in keyof B]: Attempt }
+  return counted as { [K in keyof B]: B[K] extends { exempt: boolean } ? Attempt | undefined : Attempt }
 }

@@ -1,3 +1,5 @@
+import type { Server } from 'bun'
+
 /** The key every loopback address shares: one machine, however many of its 16 million addresses it uses. */
 export const LOOPBACK = 'loopback'
 
@@ -44,13 +46,15 @@ const ipv4Key = (octets: number[]) => (octets[0] === 127 ? LOOPBACK : octets.joi
  * The key a client address is rate-limited under, so that one client cannot spread its attempts over addresses it
  * gets for free: all of 127.0.0.0/8 and `::1` are one key (the machine itself), an IPv4-mapped IPv6 address
  * (`::ffff:1.2.3.4`, how a dual-stack socket shows an IPv4 client) is that IPv4 address, and an IPv6 address is its
- * /64 (the smallest block a site is given: a single host can pick any address in it). Anything else, such as the
- * `in-process` of calls without a socket, is its own key.
+ * /56: the block one home or office line is usually delegated (RFC 6177), which its owner can spread addresses over
+ * for free (256 /64s, each as free to any host in it). So a /48, as tunnel brokers hand out for nothing, is 256
+ * clients, as an IPv4 /24 is, not 65,536. Anything else, such as the `in-process` of calls without a socket, is its
+ * own key.
  *
  * @example
  * clientKey('127.0.0.2') // 'loopback'
  * clientKey('::ffff:203.0.113.9') // '203.0.113.9'
- * clientKey('2001:db8:1:2:aaaa::1') // '2001:db8:1:2::/64'
+ * clientKey('2001:db8:1:2:aaaa::1') // '2001:db8:1:0::/56'
  */
 export function clientKey(address: string): string {
   const text = address.trim().toLowerCase()
@@ -64,5 +68,19 @@ export function clientKey(address: string): string {
     if (f === 0xffff) return ipv4Key([g >> 8, g & 0xff, h >> 8, h & 0xff])
     if (f === 0 && g === 0 && h === 1) return LOOPBACK
   }
-  return `${[a, b, c, d].map((group) => group.toString(16)).join(':')}::/64`
+  return `${[a, b, c, d & 0xff00].map((group) => group.toString(16)).join(':')}::/56`
 }
+
+// In-process calls (`app.handle`) have no socket, so they share one address. X-Forwarded-For is deliberately not
+// read: any client can write it, and trusting it would let one client spread its attempts over invented addresses.
+const IN_PROCESS = 'in-process'
+
+/**
+ * The client key ({@link clientKey}) of the socket `request` came in on, as `server` (Elysia's `server`, or the app's
+ * `app.server`) sees it; `in-process` for calls without a socket.
+ *
+ * @example
+ * const client = requestClient(app.server, request)
+ */
+export const requestClient = (server: Pick<Server<unknown>, 'requestIP'> | null | undefined, request: Request) =>
+  clientKey(server?.requestIP(request)?.address ?? IN_PROCESS)

@@ -1,5 +1,6 @@
 import { Elysia } from 'elysia'
-import { CredentialNotAllowedError, UnauthenticatedError } from '../model/errors.ts'
+import { CredentialNotAllowedError, TooManyAttemptsError, UnauthenticatedError } from '../model/errors.ts'
+import type { Limiter } from '../store/store.ts'
 import { hashSecret, sameHash } from './secrets.ts'
 
 /** Who is making an authenticated request. */
@@ -34,14 +35,38 @@ export function serviceKeys(keys: readonly string[]): CredentialCheck {
 }
 
 /**
+ * The brake on guessing credentials: failed checks counted per client (`clientKey`), in a limiter of the store, so
+ * that over SQL every replica counts them together.
+ */
+export interface CredentialBrake {
+  /** Counts the failed checks of each client; past its limit, that client's credentials are not checked at all. */
+  failures: Limiter
+  /** The client a request comes from (see `clientKey`). */
+  clientOf: (request: Request) => string
+}
+
+const tooManyFailures = (seconds: number) =>
+  new TooManyAttemptsError(
+    `Too many requests with credentials that are not valid came from this address: no credential from it is checked until the window lets one more. Try again in ${seconds} second${seconds === 1 ? '' : 's'}.`,
+    seconds,
+  )
+
+/**
  * Resolves the caller of a request from `Authorization: Bearer <token>` or, when that header is absent,
  * `X-API-Key: <key>`. Throws the one {@link UnauthenticatedError} for missing, malformed, unknown, expired and revoked
- * credentials (401, with its challenge, once `http/` answers it).
+ * credentials (401, with its challenge, once `http/` answers it). With `brake`, a well-formed credential that no check
+ * accepts counts as a failure of `brake.client`, and a client past its limit gets {@link TooManyAttemptsError} (429)
+ * before its credential is checked, right or wrong: a guesser learns nothing more until the window lets it.
+ * Requests without a credential, or with a malformed header, check nothing and count nothing.
  *
  * @example
  * const caller = await authenticate(request.headers, [serviceKeys(['rl_key_…'])])
  */
-export async function authenticate(headers: Headers, checks: readonly CredentialCheck[]): Promise<Caller> {
+export async function authenticate(
+  headers: Headers,
+  checks: readonly CredentialCheck[],
+  brake?: { failures: Limiter; client: string },
+): Promise<Caller> {
   const authorization = headers.get('authorization')
   const apiKey = headers.get('x-api-key')
   let scheme: 'bearer' | 'api-key'
@@ -57,11 +82,17 @@ export async function authenticate(headers: Headers, checks: readonly Credential
   } else {
     throw unauthorized('This operation needs credentials: send Authorization: Bearer <token> or X-API-Key: <key>.')
   }
+  if (brake) {
+    const seconds = await brake.failures.retryAfter(brake.client)
+    if (seconds > 0) throw tooManyFailures(seconds)
+  }
   const hash = hashSecret(secret)
   for (const check of checks) {
     const caller = await check(scheme, hash)
     if (caller) return caller
   }
+  // Counted after the check, so that valid credentials, however many in flight, never hold a place of the limit.
+  if (brake) await brake.failures.record(brake.client)
   throw unauthorized('The credentials are not valid: unknown, expired or revoked.')
 }
 
@@ -124,7 +155,7 @@ export function beforeBody(check: () => void) {
  * key, which belongs to no one); `{ service: true }` requires an operator's service key (403 for a user's token or
  * key). Each request is authenticated once, whether the body parser or the transform hook asks first.
  */
-export function authGuard(checks: readonly CredentialCheck[]) {
+export function authGuard(checks: readonly CredentialCheck[], brake?: CredentialBrake) {
   // The answer of each request's check, settled or not: the body parser and the transform hook wait for the same one.
   const checked = new WeakMap<Request, Promise<Caller>>()
   const callers = new WeakMap<Request, Caller>()
@@ -132,7 +163,8 @@ export function authGuard(checks: readonly CredentialCheck[]) {
     return (request) => {
       let answer = checked.get(request)
       if (answer === undefined) {
-        answer = authenticate(request.headers, checks).then((caller) => {
+        const counted = brake && { failures: brake.failures, client: brake.clientOf(request) }
+        answer = authenticate(request.headers, checks, counted).then((caller) => {
           allowed(caller)
           callers.set(request, caller)
           return caller

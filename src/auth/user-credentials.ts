@@ -5,7 +5,8 @@ import { sameHash } from './secrets.ts'
 /**
  * The credential check for users' bearer tokens (`Authorization: Bearer rl_tok_…`) and personal API keys
  * (`X-API-Key: rl_key_…`). A secret presented under the other scheme, expired, revoked or unknown is simply not
- * found, so the guard answers all of them with the same 401; so are those of an account the operator disabled. A use
+ * found, so the guard answers all of them with the same 401; so are those of an account the operator disabled, and
+ * bearer tokens issued under an older credentials epoch than their account's (before its password was reset). A use
  * is recorded as `lastUsedAt`.
  *
  * @example
@@ -24,6 +25,10 @@ export function userCredentials(store: Store, now: () => Date): CredentialCheck 
     // Read on every request, so that disabling an account refuses its tokens and keys from the next request on.
     const user = await store.users.get(credential.userId)
     if (!user || user.disabledAt) return undefined
+    // A token was issued on the strength of the password its account had then: one from before a reset is refused
+    // even if its revocation were lost. Personal keys survive a reset by design (SECURITY.md): the user made them,
+    // lists them and revokes them, and a key made by a request in flight during the reset is as one made just before.
+    if (credential.kind === 'token' && credential.epoch < user.credentialsEpoch) return undefined
     store.credentials.touch(credential.id, at.toISOString())
     return { kind: 'user', userId: credential.userId, credentialId: credential.id, via: credential.kind }
   }

@@ -5,8 +5,9 @@ import { recordResponse } from '../http/json.ts'
 import { keptQuery, Paginated, pageOf, paginator } from '../http/pagination.ts'
 import { described, problemResponses } from '../http/responses.ts'
 import { Album, AlbumInput } from '../model/album.ts'
+import { MAX_ALBUMS_PER_ARTIST } from '../store/store.ts'
 import { AlbumIdParams, AlbumListQuery, ArtistIdParams } from './params.ts'
-import type { Catalogue } from './service.ts'
+import { CATALOGUE_LIMITS, type Catalogue, rate } from './service.ts'
 
 const albumsOf = (artistId: number) => `/api/v1/artists/${artistId}/albums`
 
@@ -59,9 +60,9 @@ export const albumRoutes = (catalogue: Catalogue, guard: ReturnType<typeof authG
     )
     .post(
       '',
-      async ({ params, body, set }) => {
+      async ({ params, body, set, caller }) => {
         const artistId = Number(params.artistId)
-        const album = await catalogue.createAlbum(artistId, body)
+        const album = await catalogue.createAlbum(artistId, body, caller)
         set.status = 201
         set.headers.location = `${albumsOf(artistId)}/${album.id}`
         return album
@@ -72,13 +73,12 @@ export const albumRoutes = (catalogue: Catalogue, guard: ReturnType<typeof authG
         body: AlbumInput(latestYear),
         response: {
           201: described(Album, 'The album as stored, with the id the server gave it.'),
-          ...problemResponses(400, 401, 404, 413, 415, 503),
+          ...problemResponses(400, 401, 404, 409, 413, 415, 429, 503),
         },
         detail: {
           operationId: 'createAlbum',
           summary: 'Add an album to an artist',
-          description:
-            'Adds an album to the discography of the artist in the path. `year` is the year of first release, from 1900 to next year; left out (or null) it is unset. Answers with `Location`.',
+          description: `Adds an album to the discography of the artist in the path. \`year\` is the year of first release, from 1900 to next year; left out (or null) it is unset. Answers with \`Location\`. An artist has at most ${MAX_ALBUMS_PER_ARTIST} albums: one more is 409, whoever asks. An account adds at most ${rate(CATALOGUE_LIMITS.albumsPerAccount, 'albums')} (with all its tokens and keys together): past that, 429 with \`Retry-After\`. The operator's service keys are not counted.`,
           tags: ['Albums'],
           security: anyCredential,
         },

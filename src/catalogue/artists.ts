@@ -7,7 +7,7 @@ import { deprecated } from '../http/problem.ts'
 import { described, problemResponses } from '../http/responses.ts'
 import { Artist, ArtistInput } from '../model/artist.ts'
 import { ArtistIdParams, ArtistListQuery } from './params.ts'
-import type { Catalogue } from './service.ts'
+import { CATALOGUE_LIMITS, type Catalogue, rate } from './service.ts'
 
 const BASE = '/api/v1/artists'
 
@@ -58,8 +58,8 @@ export const artistRoutes = (catalogue: Catalogue, guard: ReturnType<typeof auth
     })
     .post(
       '',
-      async ({ body, set }) => {
-        const artist = await catalogue.createArtist(body)
+      async ({ body, set, caller }) => {
+        const artist = await catalogue.createArtist(body, caller)
         set.status = 201
         set.headers.location = `${BASE}/${artist.id}`
         return artist
@@ -69,13 +69,12 @@ export const artistRoutes = (catalogue: Catalogue, guard: ReturnType<typeof auth
         body: ArtistInput,
         response: {
           201: described(Artist, 'The artist as stored, with the id the server gave it.'),
-          ...problemResponses(400, 401, 413, 415, 503),
+          ...problemResponses(400, 401, 413, 415, 429, 503),
         },
         detail: {
           operationId: 'createArtist',
           summary: 'Add an artist',
-          description:
-            'Adds a legend to the catalogue. The server assigns the id (an `id` in the body is ignored) and answers with `Location`. Unknown properties are rejected, each named in the problem.',
+          description: `Adds a legend to the catalogue. The server assigns the id (an \`id\` in the body is ignored) and answers with \`Location\`. Unknown properties are rejected, each named in the problem. An account adds at most ${rate(CATALOGUE_LIMITS.artistsPerAccount, 'artists')} (with all its tokens and keys together): past that, 429 with \`Retry-After\`. The operator's service keys are not counted.`,
           tags: ['Artists'],
           security: anyCredential,
         },

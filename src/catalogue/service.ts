@@ -1,8 +1,52 @@
+import type { Caller } from '../auth/guard.ts'
 import { type AlbumInput, albumFields } from '../model/album.ts'
 import { type ArtistInput, artistFields } from '../model/artist.ts'
-import { InvalidFieldError, NotFoundError } from '../model/errors.ts'
+import { ConflictError, InvalidFieldError, NotFoundError, TooManyAttemptsError } from '../model/errors.ts'
 import type { AlbumSort, ArtistSort, ListQuery } from '../model/search.ts'
-import type { Album, Artist, Page, Slice, Store } from '../store/store.ts'
+import {
+  type Album,
+  AlbumLimitError,
+  type Artist,
+  type Limiter,
+  type Page,
+  type RateLimit,
+  type Slice,
+  type Store,
+} from '../store/store.ts'
+
+/** How many records one account may add to the catalogue; an operator's service key is not counted. */
+export interface CatalogueLimits {
+  /** Artists created per account (all its tokens and personal keys together). */
+  artistsPerAccount: RateLimit
+  /** Albums added per account, to any artists. */
+  albumsPerAccount: RateLimit
+}
+
+const HOUR = 60 * 60_000
+
+/**
+ * The limits the server runs with: generous enough for a test suite that writes for every test with one account,
+ * yet a bound on how fast one account can grow the data (each artist also holds at most `MAX_ALBUMS_PER_ARTIST`
+ * albums, whoever adds them).
+ */
+export const CATALOGUE_LIMITS: CatalogueLimits = {
+  artistsPerAccount: { limit: 1000, windowMs: HOUR },
+  albumsPerAccount: { limit: 1000, windowMs: HOUR },
+}
+
+/** What the catalogue is built with. */
+export interface CatalogueOptions {
+  /** The clock of the rate windows. */
+  now?: () => Date
+  limits?: CatalogueLimits
+}
+
+/** The rate limit of one kind of creation, as `rule` allows it and a refusal says it. */
+interface Quota {
+  limiter: Limiter
+  rule: RateLimit
+  what: string
+}
 
 // Ids past 2^53 are valid int64 but lose digits as numbers: name them only when exact.
 const which = (kind: string, id: number) => (Number.isSafeInteger(id) ? `${kind} ${id}` : `${kind} with that id`)
@@ -14,8 +58,27 @@ const unknownArtist = (id: number) => new NotFoundError(`There is no ${which('ar
  * artist or album, {@link InvalidFieldError} for a body that contradicts its path); the routes turn neither into HTTP.
  */
 export class Catalogue {
-  /** A catalogue over `store`. */
-  constructor(private readonly store: Store) {}
+  private readonly artistQuota: Quota
+  private readonly albumQuota: Quota
+
+  /** A catalogue over `store`, with {@link CATALOGUE_LIMITS} unless `options` say otherwise. */
+  constructor(
+    private readonly store: Store,
+    { now = () => new Date(), limits = CATALOGUE_LIMITS }: CatalogueOptions = {},
+  ) {
+    const clock = () => now().getTime()
+    // The names are stable: over SQL they key the counts that every replica shares.
+    this.artistQuota = {
+      limiter: store.limiter('artists-per-account', limits.artistsPerAccount, clock),
+      rule: limits.artistsPerAccount,
+      what: 'artists',
+    }
+    this.albumQuota = {
+      limiter: store.limiter('albums-per-account', limits.albumsPerAccount, clock),
+      rule: limits.albumsPerAccount,
+      what: 'albums',
+    }
+  }
 
   /** One page of the artists matching `query.q` by name or band, in `query.sort` order (id by default). */
   listArtists(page: Page, query: ListQuery<ArtistSort> = {}): Promise<Slice<Artist>> {
@@ -31,9 +94,12 @@ export class Catalogue {
     })
   }
 
-  /** Adds an artist; the id is assigned here, whatever the client sent. */
-  createArtist(input: ArtistInput): Promise<Artist> {
-    return this.store.artists.insert(artistFields(input))
+  /**
+   * Adds an artist for `caller`; the id is assigned here, whatever the client sent. A user's account is refused
+   * with {@link TooManyAttemptsError} past its rate of new artists.
+   */
+  createArtist(input: ArtistInput, caller: Caller): Promise<Artist> {
+    return withinQuota(this.artistQuota, caller, () => this.store.artists.insert(artistFields(input)))
   }
 
   /**
@@ -63,10 +129,58 @@ export class Catalogue {
     return album
   }
 
-  /** Adds an album to artist `artistId`. */
-  async createAlbum(artistId: number, input: AlbumInput): Promise<Album> {
-    const album = await this.store.albums.insert({ artistId, ...albumFields(input) })
-    if (!album) throw unknownArtist(artistId)
-    return album
+  /**
+   * Adds an album to artist `artistId` for `caller`. Refused with {@link ConflictError} when the artist already has
+   * the most albums an artist may have (whoever asks), and with {@link TooManyAttemptsError} past a user's rate.
+   */
+  createAlbum(artistId: number, input: AlbumInput, caller: Caller): Promise<Album> {
+    return withinQuota(this.albumQuota, caller, async () => {
+      try {
+        const album = await this.store.albums.insert({ artistId, ...albumFields(input) })
+        if (!album) throw unknownArtist(artistId)
+        return album
+      } catch (error) {
+        if (error instanceof AlbumLimitError) throw tooManyAlbums(artistId, error.max)
+        throw error
+      }
+    })
   }
 }
+
+const tooManyAlbums = (artistId: number, max: number) =>
+  new ConflictError(
+    `${which('Artist', artistId)} already has ${max} albums, the most an artist may have: no album can be added to it.`,
+  )
+
+/**
+ * Runs `create` for `caller` within `quota`: a user's account is counted (checked and counted in one step, before
+ * the write, so parallel requests on any replica cannot pass it together) and refused past it; a write that fails
+ * is taken back, so only records created count. An operator's service key belongs to no account and is not counted.
+ */
+async function withinQuota<T>({ limiter, rule, what }: Quota, caller: Caller, create: () => Promise<T>): Promise<T> {
+  if (caller.kind !== 'user') return create()
+  const { attempt, retryAfter } = await limiter.hit(String(caller.userId))
+  if (!attempt)
+    throw new TooManyAttemptsError(
+      `Your account has added ${rule.limit} ${what} in the last ${spanOf(rule.windowMs)}, the most it may add in that time. Try again in ${retryAfter} second${retryAfter === 1 ? '' : 's'}.`,
+      retryAfter,
+    )
+  try {
+    const created = await create()
+    // Only marks it finished (it keeps counting), so the answer does not wait for it.
+    limiter.settle(attempt).catch(() => {})
+    return created
+  } catch (error) {
+    // The write's own failure is the answer, even when the limiter cannot take the attempt back.
+    await limiter.forgive(attempt).catch(() => {})
+    throw error
+  }
+}
+
+/** A rate of `what` as the documentation says it: `1,000 albums an hour`. */
+export const rate = ({ limit, windowMs }: RateLimit, what: string) =>
+  `${limit.toLocaleString('en')} ${what} ${windowMs === HOUR ? 'an hour' : `in ${spanOf(windowMs)}`}`
+
+/** A window as a refusal says it: `hour`, `10 minutes`, `90 seconds`. */
+const spanOf = (ms: number) =>
+  ms === HOUR ? 'hour' : ms % 60_000 === 0 ? `${ms / 60_000} minutes` : `${Math.ceil(ms / 1000)} seconds`

@@ -60,6 +60,8 @@ function problemKinds(operation: Operation, method: string): Map<number, Set<Pro
   if (write) writeKinds.forEach(add)
   // Only a login (with the right password) learns that its account is disabled; its credentials just get 401.
   if (operation.operationId === 'loginUser') add('account-disabled')
+  // Where credentials are asked for, an address with too many that failed is refused before its own is checked.
+  if (operation.security === undefined || operation.security.length > 0) add('too-many-requests')
   add('internal-error')
   return kinds
 }

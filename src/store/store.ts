@@ -22,10 +22,26 @@ export interface User {
    * read it as null.
    */
   disabledAt: string | null
+  /**
+   * The account's credentials epoch: moved on (by `users.startEpoch`) when what was issued on the strength of the
+   * account as it was must end, a password reset. A credential is stored only while its account is still at the
+   * epoch its issuer read before checking the password (see `credentials.insert`), and a bearer token of an older
+   * epoch is refused at use. New accounts start at 0; data written before epochs existed has none: read as 0.
+   */
+  credentialsEpoch: number
 }
+
+/** The fields of a new account: every one starts at credentials epoch 0. */
+export type NewUser = Omit<New<User>, 'credentialsEpoch'>
 
 /** What `users.update` may change in an account: its password hash and whether (since when) it is disabled. */
 export type UserChanges = Partial<Pick<User, 'passwordHash' | 'disabledAt'>>
+
+/** What `users.startEpoch` answers: the account as changed, and how many of its live bearer tokens it revoked. */
+export interface NewEpoch {
+  user: User
+  revokedTokens: number
+}
 
 /** A bearer token or personal API key of a user, kept only as the SHA-256 hash of its secret. */
 export interface Credential {
@@ -39,10 +55,22 @@ export interface Credential {
   expiresAt: string | null
   lastUsedAt: string | null
   revokedAt: string | null
+  /**
+   * The credentials epoch of its account that it was issued under (see `User.credentialsEpoch`); 0 in data written
+   * before epochs existed.
+   */
+  epoch: number
 }
 
 /** The fields of a record that the store assigns itself. */
 export type New<T> = Omit<T, 'id'>
+
+/**
+ * The fields of a new credential. `epoch` is the account's credentials epoch as its issuer read it, before the check
+ * the credential is issued on (the password, the caller's credential); left out, it is 0, the first, which can only
+ * make the insert refused, never let one through that should not be.
+ */
+export type NewCredential = Omit<New<Credential>, 'epoch'> & { epoch?: number }
 
 /** One page of a list: `limit` items after skipping `offset`. */
 export interface Page {
@@ -109,6 +137,14 @@ export class DuplicateEmailError extends Error {
   override name = 'DuplicateEmailError'
 }
 
+/**
+ * Raised by `credentials.insert` when the account is no longer at the credentials epoch the credential was issued
+ * under (its password was reset meanwhile), is disabled, or does not exist: nothing was stored.
+ */
+export class AccountChangedError extends Error {
+  override name = 'AccountChangedError'
+}
+
 /** How many live credentials of one kind a user may hold, and what an insert beyond that does. */
 export interface CredentialLimit {
   max: number
@@ -123,6 +159,24 @@ export class CredentialLimitError extends Error {
   /** `max` is the limit that was reached. */
   constructor(readonly max: number) {
     super(`the user already holds ${max} live credentials of this kind`)
+  }
+}
+
+/**
+ * The most albums one artist may have. `albums.insert` refuses one more with {@link AlbumLimitError}, checked in the
+ * same step as the insert, so concurrent inserts (on any replica) cannot pass it together. It bounds the work of
+ * every request that reads an artist's albums, whoever wrote them; a catalogue loaded by the operator (`load`, the
+ * seed) is not held to it.
+ */
+export const MAX_ALBUMS_PER_ARTIST = 500
+
+/** Raised by `albums.insert` when the artist already has {@link MAX_ALBUMS_PER_ARTIST} albums (or more). */
+export class AlbumLimitError extends Error {
+  override name = 'AlbumLimitError'
+
+  /** `max` is the limit that was reached. */
+  constructor(readonly max: number) {
+    super(`the artist already has ${max} albums`)
   }
 }
 
@@ -177,6 +231,30 @@ export interface Limiter {
   retryAfter(key: string): Promise<number>
 }
 
+/** How many members each owner of a {@link Recents} keeps, and for how long after each was last added. */
+export interface RecentsRule {
+  perOwner: number
+  windowMs: number
+}
+
+/**
+ * The most recent members of each owner (an account's latest login addresses): at most `perOwner` per owner, each
+ * remembered for `windowMs` after it was last added. Only an owner's own adds replace its members, the oldest first:
+ * no number of adds for other owners forgets one. Memory is at most `perOwner` entries per owner with a member in the
+ * window. The SQL store's are shared by every replica using the same name.
+ *
+ * @example
+ * const known = store.recents('known-addresses', { perOwner: 10, windowMs: 30 * 86_400_000 }, Date.now)
+ * await known.add(email, client) // after a successful login
+ * if (await known.has(email, client)) exempt()
+ */
+export interface Recents {
+  /** Remembers `member` (not empty) of `owner` as of now, forgetting the owner's oldest beyond `perOwner`. */
+  add(owner: string, member: string): Promise<void>
+  /** Whether `member` of `owner` was added within the window and not since pushed out by the owner's newer ones. */
+  has(owner: string, member: string): Promise<boolean>
+}
+
 /** Whether a credential can never be used again at `now` (ms since the epoch): revoked, or expired. */
 export const isDead = (credential: Credential, now: number): boolean =>
   credential.revokedAt !== null || (credential.expiresAt !== null && Date.parse(credential.expiresAt) <= now)
@@ -201,7 +279,10 @@ export interface Store {
     get(id: number): Promise<Album | undefined>
     /** A page of the artist's albums matching `query`, as for artists; `undefined` when there is no such artist. */
     listByArtist(artistId: number, page: Page, query?: ListQuery<AlbumSort>): Promise<Slice<Album> | undefined>
-    /** `undefined` when there is no such artist. */
+    /**
+     * `undefined` when there is no such artist; rejects with {@link AlbumLimitError} when the artist already has
+     * {@link MAX_ALBUMS_PER_ARTIST} albums, counted in the same step as the insert.
+     */
     insert(fields: New<Album>): Promise<Album | undefined>
   }
   readonly users: {
@@ -209,22 +290,31 @@ export interface Store {
     /** The user whose email has the same folded form (`emailKey`) as `email`: look-alike forms find one account. */
     findByEmail(email: string): Promise<User | undefined>
     /** Rejects with {@link DuplicateEmailError} when the email, or a look-alike form of it, is taken. */
-    insert(fields: New<User>): Promise<User>
+    insert(fields: NewUser): Promise<User>
     /** A page of every account, in id order (the operator's list, `rock-legends users list`). */
     list(page: Page): Promise<Slice<User>>
     /** Changes the fields of `changes` in account `id`, in one durable write; `undefined` when there is no such user. */
     update(id: number, changes: UserChanges): Promise<User | undefined>
+    /**
+     * Changes the fields of `changes` in account `id`, moves its credentials epoch on by one and revokes its live
+     * bearer tokens at `at`, all in one durable write: a token stored before it is revoked by it, and one whose
+     * issuer read the epoch before it is refused after it (see `credentials.insert`). `undefined` when there is no
+     * such user.
+     */
+    startEpoch(id: number, changes: UserChanges, at: string): Promise<NewEpoch | undefined>
   }
   readonly credentials: {
     findByHash(hash: string): Promise<Credential | undefined>
     /** The user's credentials in id order; dead ones (see {@link isDead}) may linger until purged. */
     listByUser(userId: number): Promise<readonly Credential[]>
     /**
-     * Adds a credential. With `limit`, the user's live credentials of the same kind (at `fields.createdAt`) are
-     * counted in the same step as the insert, so concurrent inserts cannot pass the limit together; the user's dead
-     * credentials are purged on the way.
+     * Adds a credential, only while its account exists, is enabled and is still at the credentials epoch
+     * `fields.epoch`, checked in the same step as the insert (a `startEpoch` or a disable lands before it or after
+     * it, never between); otherwise rejects with {@link AccountChangedError}. With `limit`, the user's live
+     * credentials of the same kind (at `fields.createdAt`) are counted in that step too, so concurrent inserts cannot
+     * pass the limit together; the user's dead credentials are purged on the way.
      */
-    insert(fields: New<Credential>, limit?: CredentialLimit): Promise<Credential>
+    insert(fields: NewCredential, limit?: CredentialLimit): Promise<Credential>
     /** Marks a credential revoked; `undefined` when there is no such credential. */
     revoke(id: number, at: string): Promise<Credential | undefined>
     /** Revokes every live credential of `kind` of the user, in one durable write; resolves with how many. */
@@ -244,6 +334,8 @@ export interface Store {
    * with the time from `clock` (ms since the epoch).
    */
   limiter(name: string, rule: RateLimit, clock: () => number): Limiter
+  /** The {@link Recents} called `name` (stable, as for `limiter`), by `rule`, with the time from `clock`. */
+  recents(name: string, rule: RecentsRule, clock: () => number): Recents
   /** True when the store holds no artist, album or user. */
   isEmpty(): Promise<boolean>
   /**

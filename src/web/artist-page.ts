@@ -7,22 +7,63 @@ import { NEEDS_SCRIPT, writeSection } from './forms.ts'
 import { type Html, html } from './html.ts'
 import { notFoundPage, pageResponse } from './layout.ts'
 import { PICTURE_SIZE, pictureOf } from './picture.ts'
+import { pageNumber } from './query.ts'
 
-/** The most albums one request to the catalogue returns; the page asks for as many pages as the artist has. */
-const BATCH = 100
+/**
+ * Albums on one page of `/artists/{id}`, by year: a long discography is shown a page at a time (`?page=2`), so the
+ * work and size of a page are bounded whatever an artist holds.
+ */
+export const ALBUMS_PER_PAGE = 100
 
-/** Every album of an artist, by year (albums without one last), then in the order they were added. */
-async function albumsByYear(catalogue: Catalogue, artistId: number): Promise<Album[]> {
-  const albums: Album[] = []
-  let total = Number.POSITIVE_INFINITY
-  while (albums.length < total) {
-    const slice = await catalogue.listAlbums(artistId, { limit: BATCH, offset: albums.length })
-    total = slice.total
-    if (slice.items.length === 0) break
-    albums.push(...slice.items)
-  }
-  const year = (album: Album) => album.year ?? Number.POSITIVE_INFINITY
-  return albums.sort((a, b) => year(a) - year(b) || a.id - b.id)
+/** The page of an artist's albums asked for, and the albums on it (by year, those without one last). */
+interface AlbumPage {
+  page: number
+  albums: readonly Album[]
+  total: number
+}
+
+/** Page `page` of the artist's albums, by year (albums without one last), then in the order they were added. */
+async function albumsByYear(catalogue: Catalogue, artistId: number, page: number): Promise<AlbumPage> {
+  const { items, total } = await catalogue.listAlbums(
+    artistId,
+    { limit: ALBUMS_PER_PAGE, offset: (page - 1) * ALBUMS_PER_PAGE },
+    { sort: 'year' },
+  )
+  return { page, albums: items, total }
+}
+
+/** The URL of a page of the artist's albums, at their heading; the first page is the plain artist URL. */
+const albumPageUrl = (artistId: number, page: number) =>
+  `/artists/${artistId}${page > 1 ? `?page=${page}` : ''}#albums-title`
+
+/** Links to the previous and next pages of albums, as the catalogue's pager has them; nothing for one page. */
+function albumPager(artistId: number, { page, total }: AlbumPage): Html {
+  const pages = Math.max(1, Math.ceil(total / ALBUMS_PER_PAGE))
+  if (pages === 1 && page === 1) return html``
+  const link = (to: number, rel: string, label: string) =>
+    html`<a rel="${rel}" href="${albumPageUrl(artistId, to)}">${label}</a>`
+  return html`<nav class="pager" aria-label="Pages of albums">
+${page > 1 ? link(Math.min(page - 1, pages), 'prev', '← Previous albums') : html`<span></span>`}
+<span>Page ${page} of ${pages}</span>
+${page < pages ? link(page + 1, 'next', 'Next albums →') : html`<span></span>`}
+</nav>`
+}
+
+/** The albums of one page: the list, how many there are in all when they take more than one page, and the pager. */
+function albumList(artistId: number, shown: AlbumPage): Html {
+  const { page, albums, total } = shown
+  if (total === 0) return html`<p class="note">No albums yet.</p>`
+  if (albums.length === 0)
+    return html`<p class="note">There is no page ${page} of albums. <a href="${albumPageUrl(artistId, 1)}">Go to the first page</a></p>
+${albumPager(artistId, shown)}`
+  const first = (page - 1) * ALBUMS_PER_PAGE + 1
+  const summary =
+    albums.length < total
+      ? html`<p class="summary">${total} albums; showing ${first}–${first + albums.length - 1}.</p>`
+      : ''
+  return html`${summary}
+<ol class="albums"${first > 1 ? html` start="${first}"` : ''}>${albums.map(albumItem)}</ol>
+${albumPager(artistId, shown)}`
 }
 
 function albumItem(album: Album): Html {
@@ -41,7 +82,7 @@ const paragraphs = (text: string) =>
     .filter((paragraph) => paragraph.trim() !== '')
     .map((paragraph) => html`<p>${paragraph.trim()}</p>`)
 
-function artistView(artist: Artist, albums: Album[]): Html {
+function artistView(artist: Artist, albums: AlbumPage): Html {
   return html`<p class="back"><a href="/">← All artists</a></p>
 <article class="artist">
 <img class="portrait" src="${pictureOf('artist', artist)}" alt="Picture of ${artist.name}" width="${PICTURE_SIZE}" height="${PICTURE_SIZE}">
@@ -54,7 +95,7 @@ ${artist.description ? paragraphs(artist.description) : html`<p class="note">No 
 </article>
 <section aria-labelledby="albums-title">
 <h2 id="albums-title">Albums</h2>
-${albums.length > 0 ? html`<ol class="albums">${albums.map(albumItem)}</ol>` : html`<p class="note">No albums yet.</p>`}
+${albumList(artist.id, albums)}
 </section>`
 }
 
@@ -65,22 +106,24 @@ function artistIdOf(text: string): number | undefined {
 }
 
 /**
- * `/artists/{id}`: one artist with their description, picture and albums by year, and for a signed-in user the forms
- * to add an album and to edit the artist. An unknown or malformed id is a 404 page.
+ * `/artists/{id}`: one artist with their description, picture and albums by year, {@link ALBUMS_PER_PAGE} at a time
+ * (`?page=`), and for a signed-in user the forms to add an album and to edit the artist. An unknown or malformed id
+ * is a 404 page.
  */
 export async function artistPage(
   catalogue: Catalogue,
   idText: string,
+  query: Record<string, unknown>,
   here: string,
   latestYear: number,
 ): Promise<Response> {
   const id = artistIdOf(idText)
   if (id === undefined) return notFoundPage(here, `There is no artist with the id “${idText}”.`)
   let artist: Artist
-  let albums: Album[]
+  let albums: AlbumPage
   try {
     artist = await catalogue.getArtist(id)
-    albums = await albumsByYear(catalogue, id)
+    albums = await albumsByYear(catalogue, id, pageNumber(query.page))
   } catch (error) {
     if (error instanceof NotFoundError) return notFoundPage(here, error.message)
     throw error
@@ -123,5 +166,6 @@ ${writeSection(
   here,
   'edit this artist',
 )}`
-  return pageResponse({ title: artist.name, main, here })
+  const title = albums.page > 1 ? `${artist.name}, albums page ${albums.page}` : artist.name
+  return pageResponse({ title, main, here })
 }

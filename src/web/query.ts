@@ -19,5 +19,8 @@ export function localPath(value: unknown): string {
   // Parsed as a browser would: `//host`, `/\host` and `/<tab>/host` all lead to other machines.
   if (!text.startsWith('/') || !URL.canParse(text, ORIGIN)) return '/'
   const url = new URL(text, ORIGIN)
-  return url.origin === ORIGIN ? `${url.pathname}${url.search}${url.hash}` : '/'
+  // Dot segments are resolved first, so `/.//host` becomes `//host`: a path must not start with two slashes once
+  // normalised (a backslash is a slash by then), or the page would hold a link to another machine.
+  if (url.origin !== ORIGIN || url.pathname.startsWith('//')) return '/'
+  return `${url.pathname}${url.search}${url.hash}`
 }

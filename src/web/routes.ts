@@ -60,7 +60,7 @@ export function webRoutes({ catalogue, ui, signup, latestYear }: WebOptions) {
     .get('/', async ({ query, request }) => cataloguePage(catalogue, query, hereOf(request)), hidden)
     .get(
       '/artists/:artistId',
-      ({ params: { artistId }, request }) => artistPage(catalogue, artistId, hereOf(request), latestYear),
+      ({ params: { artistId }, query, request }) => artistPage(catalogue, artistId, query, hereOf(request), latestYear),
       { params: t.Object({ artistId: t.String() }), ...hidden },
     )
     .get('/login', ({ query, request }) => loginPage(query, hereOf(request)), hidden)

@@ -1,4 +1,5 @@
 import { expect } from 'bun:test'
+import { ACCOUNT_LIMITS } from '../../src/accounts/service.ts'
 import { createApp } from '../../src/app.ts'
 import { openMemoryStore } from '../../src/store/document/memory.ts'
 import type { Snapshot, Store } from '../../src/store/store.ts'
@@ -111,7 +112,14 @@ export class World {
     readonly secrets: Secrets,
   ) {
     this.store = store
-    this.app = createApp({ store, apiKeys: [SERVICE_KEY], report: (_, error) => this.reported.push(error) })
+    // Thousands of forged credentials from one (in-process) address: the brake on guessing them is not under test
+    // here (test/hardening/credential-guessing.test.ts), what each request answers is.
+    this.app = createApp({
+      store,
+      apiKeys: [SERVICE_KEY],
+      report: (_, error) => this.reported.push(error),
+      limits: { ...ACCOUNT_LIMITS, credentialFailuresPerClient: { limit: 1_000_000, windowMs: 60_000 } },
+    })
     this.tokens = [...secrets.tokens]
     this.keys = [...secrets.keys]
   }

@@ -82,6 +82,7 @@ describe('purging in the store', () => {
     expiresAt: '2025-06-02T12:00:00.000Z',
     lastUsedAt: null,
     revokedAt: null,
+    epoch: 0,
     ...fields,
   })
 

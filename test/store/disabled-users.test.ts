@@ -41,7 +41,7 @@ describe('data written before accounts could be disabled', () => {
     }
     writeFileSync(`${file}.journal`, `${JSON.stringify(entry)}\n`)
     const store = await openJsonFileStore(file)
-    expect(await store.users.get(1)).toEqual({ ...OLD_USER, disabledAt: null })
+    expect(await store.users.get(1)).toEqual({ ...OLD_USER, disabledAt: null, credentialsEpoch: 0 })
     expect((await store.users.findByEmail('bo@rock-legends.com'))?.disabledAt).toBeNull()
     expect(await store.users.update(2, { disabledAt: '2026-01-01T00:00:00.000Z' })).toMatchObject({ id: 2 })
     await store.close()
@@ -153,6 +153,7 @@ describe.skipIf(skip)('the SQL store', () => {
       passwordHash: 'h',
       createdAt: 'then',
       disabledAt: null,
+      credentialsEpoch: 0,
     })
     expect((await sql`SELECT version FROM rl_schema`)[0].version).toBe(LATEST_VERSION)
     await store.close()

@@ -50,6 +50,7 @@ function whenReady(ready: Promise<Store>): Store {
       insert: on((store, fields: Parameters<Store['users']['insert']>[0]) => store.users.insert(fields)),
       list: on((store, page: Parameters<Store['users']['list']>[0]) => store.users.list(page)),
       update: on((store, ...args: Parameters<Store['users']['update']>) => store.users.update(...args)),
+      startEpoch: on((store, ...args: Parameters<Store['users']['startEpoch']>) => store.users.startEpoch(...args)),
     },
     credentials: {
       findByHash: on((store, hash: string) => store.credentials.findByHash(hash)),
@@ -71,6 +72,14 @@ function whenReady(ready: Promise<Store>): Store {
     check: on((store) => store.check()),
     close: on((store) => store.close()),
     limiter: (name, rule, clock) => deferredLimiter(ready.then((store) => store.limiter(name, rule, clock))),
+    recents: (name, rule, clock) => {
+      const recents = ready.then((store) => store.recents(name, rule, clock))
+      recents.catch(() => {})
+      return {
+        add: async (owner, member) => (await recents).add(owner, member),
+        has: async (owner, member) => (await recents).has(owner, member),
+      }
+    },
   }
 }
 

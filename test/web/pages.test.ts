@@ -218,7 +218,7 @@ describe('GET /artists/{id}', () => {
     expect(text).toMatch(/<img src="\/covers\/albums\/\d+\.svg" alt="Cover of Artaud \(1973\)"/)
   })
 
-  test('lists albums without a year last, and all of them however many', async () => {
+  test('lists albums without a year last, 100 to a page', async () => {
     const store = openMemoryStore()
     const albums = [
       { name: 'No year', image: null },
@@ -226,11 +226,14 @@ describe('GET /artists/{id}', () => {
     ]
     await store.load([{ name: 'Prolific', image: null, albums }])
     const { call } = testApp(store)
-    const { text } = await call('/artists/1', { headers: BROWSER })
-    const years = texts(text, /<p class="year">(.*?)<\/p>/g)
+    const first = (await call('/artists/1', { headers: BROWSER })).text
+    const second = (await call('/artists/1?page=2', { headers: BROWSER })).text
+    const years = [first, second].flatMap((text) => texts(text, /<p class="year">(.*?)<\/p>/g))
     expect(years).toHaveLength(131)
     expect(years.at(-1)).toBe('Year unknown')
     expect(years[0]).toBe('1951')
+    expect(first).toContain('<a rel="next" href="/artists/1?page=2#albums-title">')
+    expect(second).toContain('<a rel="prev" href="/artists/1#albums-title">')
   })
 
   test('shows a picture from this server, and the generated cover for one from elsewhere', async () => {

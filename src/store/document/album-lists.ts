@@ -14,19 +14,61 @@ function foldedName(album: Album): string {
   return name
 }
 
+const keys = new WeakMap<Album, string>()
+
+/** The album's name key (see `nameKey`), made once per record (records are replaced, never edited). */
+function keyOf(album: Album): string {
+  let key = keys.get(album)
+  if (key === undefined) {
+    key = nameKey(album.name)
+    keys.set(album, key)
+  }
+  return key
+}
+
 // An album without a year comes after those with one, in either direction: it is the least known, not the oldest.
 const byYear = (direction: 1 | -1) => (a: Album, b: Album) =>
   a.year === b.year ? a.id - b.id : a.year === undefined ? 1 : b.year === undefined ? -1 : direction * (a.year - b.year)
 
-const orders: Record<Exclude<AlbumSort, 'id'>, (a: Album, b: Album) => number> = {
+type Order = Exclude<AlbumSort, 'id'>
+
+const orders: Record<Order, (a: Album, b: Album) => number> = {
   year: byYear(1),
   '-year': byYear(-1),
-  name: (a, b) => compareKeys(nameKey(a.name), nameKey(b.name)) || a.id - b.id,
+  name: (a, b) => compareKeys(keyOf(a), keyOf(b)) || a.id - b.id,
+}
+
+/** The orders of one artist's albums sorted so far, for the list as long as `length`. */
+interface Sorted {
+  length: number
+  orders: Partial<Record<Order, readonly Album[]>>
+}
+
+const sorted = new WeakMap<readonly Album[], Sorted>()
+
+/**
+ * `albums` in `order`, sorted once and kept while the list is unchanged. An artist's list only grows (albums are
+ * never replaced or removed, and a restore or a rollback builds new lists), so its length tells whether a kept order
+ * is current; a new album costs one sort at the next list that needs it.
+ */
+function inOrder(albums: readonly Album[], order: Order): readonly Album[] {
+  let kept = sorted.get(albums)
+  if (kept?.length !== albums.length) {
+    kept = { length: albums.length, orders: {} }
+    sorted.set(albums, kept)
+  }
+  let ordered = kept.orders[order]
+  if (ordered === undefined) {
+    ordered = albums.toSorted(orders[order])
+    kept.orders[order] = ordered
+  }
+  return ordered
 }
 
 /**
  * One page of `albums` (one artist's, in id order) matching `q` in their names, ignoring case and accents, in the
- * order `sort` names. An artist's albums are few, so this filters and sorts them on each request.
+ * order `sort` names. Folded names and name keys are made once per record, and each order once per state of the
+ * list, so a request filters at most (one scan of folded names) and never sorts the same list again.
  */
 export function listAlbums(
   albums: readonly Album[],
@@ -34,7 +76,8 @@ export function listAlbums(
   { q = '', sort = 'id' }: ListQuery<AlbumSort>,
 ): Slice<Album> {
   const needle = fold(q)
-  let selected = needle === '' ? albums : albums.filter((album) => foldedName(album).includes(needle))
-  if (sort !== 'id') selected = selected.toSorted(orders[sort])
+  const ordered = sort === 'id' ? albums : inOrder(albums, sort)
+  // Filtering an ordered list keeps its order: the matches need no sort of their own.
+  const selected = needle === '' ? ordered : ordered.filter((album) => foldedName(album).includes(needle))
   return { items: selected.slice(offset, offset + limit), total: selected.length }
 }

@@ -2,7 +2,9 @@ import type { Low } from 'lowdb'
 import { emailKey } from '../../model/email.ts'
 import type { AlbumSort, ArtistSort, ListQuery } from '../../model/search.ts'
 import {
+  AccountChangedError,
   type Album,
+  AlbumLimitError,
   type Artist,
   type CatalogueEntry,
   type Credential,
@@ -12,9 +14,15 @@ import {
   isDead,
   type Limiter,
   type LoadOptions,
+  MAX_ALBUMS_PER_ARTIST,
   type New,
+  type NewCredential,
+  type NewEpoch,
+  type NewUser,
   type Page,
   type RateLimit,
+  type Recents,
+  type RecentsRule,
   type Slice,
   type Snapshot,
   type Store,
@@ -26,7 +34,7 @@ import { listAlbums } from './album-lists.ts'
 import type { Batch } from './batch.ts'
 import { type Document, emptyDocument, type StoredDocument, upgradeDocument } from './document.ts'
 import { type Change, GroupCommit } from './group-commit.ts'
-import { MemoryLimiter } from './memory-limiter.ts'
+import { MemoryLimiter, MemoryRecents } from './memory-limiter.ts'
 import type { Persistence } from './persistence.ts'
 import { Records } from './records.ts'
 
@@ -110,7 +118,10 @@ export class DocumentStore implements Store {
     },
     insert: (fields: New<Album>): Promise<Album | undefined> =>
       this.change((batch) => {
-        if (!this.records.artist(fields.artistId)) return undefined
+        const albums = this.records.albumsOf(fields.artistId)
+        if (!albums) return undefined
+        // Counted in the same step of the commit as the insert, so concurrent inserts cannot pass it together.
+        if (albums.length >= MAX_ALBUMS_PER_ARTIST) throw new AlbumLimitError(MAX_ALBUMS_PER_ARTIST)
         const album = albumRecord(batch.nextId('albums'), fields)
         batch.put('albums', album)
         return album
@@ -120,11 +131,11 @@ export class DocumentStore implements Store {
   readonly users = {
     get: async (id: number): Promise<User | undefined> => this.records.user(id),
     findByEmail: async (email: string): Promise<User | undefined> => this.records.userByEmailKey(emailKey(email)),
-    insert: (fields: New<User>): Promise<User> =>
+    insert: (fields: NewUser): Promise<User> =>
       this.change((batch) => {
         // Checked and claimed in one step of the commit, so two concurrent sign-ups cannot both pass.
         if (this.records.userByEmailKey(emailKey(fields.email))) throw new DuplicateEmailError(fields.email)
-        const user = { id: batch.nextId('users'), ...fields }
+        const user: User = { id: batch.nextId('users'), ...fields, credentialsEpoch: 0 }
         batch.put('users', user)
         return user
       }),
@@ -141,15 +152,30 @@ export class DocumentStore implements Store {
         batch.put('users', updated)
         return updated
       }),
+    startEpoch: (id: number, changes: UserChanges, at: string): Promise<NewEpoch | undefined> =>
+      this.change((batch) => {
+        const user = this.records.user(id)
+        if (!user) return undefined
+        const { passwordHash = user.passwordHash, disabledAt = user.disabledAt } = changes
+        const updated: User = { ...user, passwordHash, disabledAt, credentialsEpoch: user.credentialsEpoch + 1 }
+        batch.put('users', updated)
+        // In the same step of the commit: no token can be added between the new epoch and the revocation.
+        return { user: updated, revokedTokens: this.revokeLive(batch, id, 'token', at) }
+      }),
   }
 
   readonly credentials = {
     findByHash: async (hash: string): Promise<Credential | undefined> => this.records.credentialByHash(hash),
     listByUser: async (userId: number): Promise<readonly Credential[]> => this.records.credentialsOf(userId),
-    insert: (fields: New<Credential>, limit?: CredentialLimit): Promise<Credential> =>
+    insert: (fields: NewCredential, limit?: CredentialLimit): Promise<Credential> =>
       this.change((batch) => {
+        const epoch = fields.epoch ?? 0
+        // Checked in the same step of the commit as the insert: a reset or a disable is wholly before it or after it.
+        const user = this.records.user(fields.userId)
+        if (!user || user.disabledAt !== null || user.credentialsEpoch !== epoch)
+          throw new AccountChangedError(`account ${fields.userId} changed since epoch ${epoch} was read`)
         if (limit) this.makeRoom(batch, fields, limit)
-        const credential = { id: batch.nextId('credentials'), ...fields }
+        const credential: Credential = { id: batch.nextId('credentials'), ...fields, epoch }
         batch.put('credentials', credential)
         return credential
       }),
@@ -162,14 +188,7 @@ export class DocumentStore implements Store {
         return revoked
       }),
     revokeAll: (userId: number, kind: Credential['kind'], at: string): Promise<number> =>
-      this.change((batch) => {
-        const now = Date.parse(at)
-        const live = this.records
-          .credentialsOf(userId)
-          .filter((credential) => credential.kind === kind && !isDead(credential, now))
-        for (const credential of live) batch.put('credentials', { ...credential, revokedAt: at })
-        return live.length
-      }),
+      this.change((batch) => this.revokeLive(batch, userId, kind, at)),
     touch: (id: number, at: string): void => {
       const credential = this.records.credential(id)
       // Not a write of its own: the time rides along with the next commit, or is saved on close.
@@ -184,11 +203,21 @@ export class DocumentStore implements Store {
       }),
   }
 
+  /** Revokes, at `at`, every credential of `kind` of the user that is still live then; how many. */
+  private revokeLive(batch: Batch, userId: number, kind: Credential['kind'], at: string): number {
+    const now = Date.parse(at)
+    const live = this.records
+      .credentialsOf(userId)
+      .filter((credential) => credential.kind === kind && !isDead(credential, now))
+    for (const credential of live) batch.put('credentials', { ...credential, revokedAt: at })
+    return live.length
+  }
+
   /**
    * Enforces `limit` before the user gets a new credential of `kind`: purges the user's dead credentials, then
    * refuses, or revokes the oldest live ones, so that the new one is at most the `max`th.
    */
-  private makeRoom(batch: Batch, { userId, kind, createdAt }: New<Credential>, { max, whenFull }: CredentialLimit) {
+  private makeRoom(batch: Batch, { userId, kind, createdAt }: NewCredential, { max, whenFull }: CredentialLimit) {
     const at = Date.parse(createdAt)
     batch.drop(this.records.credentialsOf(userId).filter((credential) => isDead(credential, at)))
     const live = this.records.credentialsOf(userId).filter((credential) => credential.kind === kind)
@@ -204,6 +233,9 @@ export class DocumentStore implements Store {
    * it with. A property rather than a method, so that a copy of the store made by spreading it keeps it.
    */
   readonly limiter = (_name: string, rule: RateLimit, clock: () => number): Limiter => new MemoryLimiter(rule, clock)
+
+  /** New {@link Recents} in this process, whatever the name, as for `limiter`; a property for the same reason. */
+  readonly recents = (_name: string, rule: RecentsRule, clock: () => number): Recents => new MemoryRecents(rule, clock)
 
   async isEmpty(): Promise<boolean> {
     return this.records.isEmpty()

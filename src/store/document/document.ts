@@ -2,7 +2,7 @@ import { type Static, Type as T, type TSchema } from '@sinclair/typebox'
 import { type TypeCheck, TypeCompiler } from '@sinclair/typebox/compiler'
 import { type Album, StoredAlbum } from '../../model/album.ts'
 import { type Artist, StoredArtist } from '../../model/artist.ts'
-import type { User } from '../store.ts'
+import type { Credential, User } from '../store.ts'
 
 const nullable = <S extends ReturnType<typeof T.String>>(schema: S) => T.Union([schema, T.Null()])
 const id = T.Integer({ minimum: 1 })
@@ -23,6 +23,8 @@ export const DocumentSchema = T.Object({
       createdAt: timestamp,
       // Optional: files and journals written before accounts could be disabled have none (see upgradeDocument).
       disabledAt: T.Optional(nullable(timestamp)),
+      // Optional: files and journals written before credentials epochs have none (read as 0, see upgradeDocument).
+      credentialsEpoch: T.Optional(T.Integer({ minimum: 0 })),
     }),
   ),
   credentials: T.Array(
@@ -37,6 +39,7 @@ export const DocumentSchema = T.Object({
       expiresAt: nullable(timestamp),
       lastUsedAt: nullable(timestamp),
       revokedAt: nullable(timestamp),
+      epoch: T.Optional(T.Integer({ minimum: 0 })),
     }),
   ),
 })
@@ -45,10 +48,11 @@ export const DocumentSchema = T.Object({
 export type StoredDocument = Static<typeof DocumentSchema>
 
 /** The document as the store holds it, once read (see {@link upgradeDocument}). */
-export type Document = Omit<StoredDocument, 'artists' | 'albums' | 'users'> & {
+export type Document = Omit<StoredDocument, 'artists' | 'albums' | 'users' | 'credentials'> & {
   artists: Artist[]
   albums: Album[]
   users: User[]
+  credentials: Credential[]
 }
 
 /** A fresh, empty document. */
@@ -116,14 +120,22 @@ export function withoutNulls(document: StoredDocument): Document {
 }
 
 /**
- * The document in the form the store holds: artists and albums without nulls (see {@link withoutNulls}), and every
- * user with its `disabledAt` (null when a file or journal written before accounts could be disabled has none).
+ * The document in the form the store holds: artists and albums without nulls (see {@link withoutNulls}), every user
+ * with its `disabledAt` (null when a file or journal written before accounts could be disabled has none) and its
+ * `credentialsEpoch`, and every credential with its `epoch` (0 when written before credentials epochs). Records that
+ * have them are kept as they are.
  */
 export function upgradeDocument(document: StoredDocument): Document {
-  const users = document.users as { disabledAt?: string | null }[]
+  const users = document.users as { disabledAt?: string | null; credentialsEpoch?: number }[]
   for (let i = 0; i < users.length; i++) {
-    const user = users[i] as { disabledAt?: string | null }
-    if (user.disabledAt === undefined) users[i] = { ...user, disabledAt: null }
+    const user = users[i] as { disabledAt?: string | null; credentialsEpoch?: number }
+    if (user.disabledAt === undefined || user.credentialsEpoch === undefined)
+      users[i] = { ...user, disabledAt: user.disabledAt ?? null, credentialsEpoch: user.credentialsEpoch ?? 0 }
+  }
+  const credentials = document.credentials as { epoch?: number }[]
+  for (let i = 0; i < credentials.length; i++) {
+    const credential = credentials[i] as { epoch?: number }
+    if (credential.epoch === undefined) credentials[i] = { ...credential, epoch: 0 }
   }
   return withoutNulls(document)
 }

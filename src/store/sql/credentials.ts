@@ -1,20 +1,34 @@
 import type { SQL } from 'bun'
-import { type Credential, type CredentialLimit, CredentialLimitError, type New } from '../store.ts'
-import { credentialOf, credentialRow, msOf } from './rows.ts'
+import {
+  AccountChangedError,
+  type Credential,
+  type CredentialLimit,
+  CredentialLimitError,
+  type NewCredential,
+  type NewEpoch,
+  type UserChanges,
+} from '../store.ts'
+import { credentialOf, credentialRow, msOf, userOf } from './rows.ts'
 import { takeIds } from './writes.ts'
 
 /**
- * Adds a credential in `tx`. With `limit`, the user's row is locked first (`FOR UPDATE`), so that concurrent inserts
- * for one user, from any replica, take turns: each purges the user's dead credentials, counts the live ones of the
- * kind, and refuses or revokes the oldest before inserting.
+ * Adds a credential in `tx`. The user's row is locked first (`FOR UPDATE`), and read: unless the account is still
+ * enabled and at the credentials epoch the credential carries, nothing is inserted ({@link AccountChangedError}).
+ * A password reset (`startUserEpoch`) updates that row first, so it waits for an insert that locked the row before
+ * it, then revokes what that insert added; an insert that comes after it reads the new epoch. Inserts for one user,
+ * from any replica, take turns too: with `limit`, each purges the user's dead credentials, counts the live ones of
+ * the kind, and refuses or revokes the oldest before inserting.
  */
 export async function insertCredential(
   tx: SQL,
-  fields: New<Credential>,
+  fields: NewCredential,
   limit: CredentialLimit | undefined,
 ): Promise<Credential> {
+  const epoch = fields.epoch ?? 0
+  const [user] = await tx`SELECT credentials_epoch, disabled_at FROM rl_users WHERE id = ${fields.userId} FOR UPDATE`
+  if (!user || user.disabled_at !== null || Number(user.credentials_epoch) !== epoch)
+    throw new AccountChangedError(`account ${fields.userId} changed since epoch ${epoch} was read`)
   if (limit) {
-    await tx`SELECT id FROM rl_users WHERE id = ${fields.userId} FOR UPDATE`
     const at = msOf(fields.createdAt)
     await tx`
       DELETE FROM rl_credentials
@@ -46,6 +60,28 @@ export async function purgeCredentials(sql: SQL, now: string): Promise<number> {
   const at = msOf(now)
   const gone = await sql`DELETE FROM rl_credentials WHERE revoked_at IS NOT NULL OR expires_ms <= ${at} RETURNING id`
   return gone.length
+}
+
+/**
+ * Changes the fields of `changes` in account `id`, moves its credentials epoch on and revokes its live tokens at `at`,
+ * in `tx`: the user's row first, whose lock makes a concurrent credential insert wait or be waited for (see
+ * {@link insertCredential}). `undefined` when there is no such user.
+ */
+export async function startUserEpoch(
+  tx: SQL,
+  id: number,
+  changes: UserChanges,
+  at: string,
+): Promise<NewEpoch | undefined> {
+  const columns: Record<string, string | null> = {}
+  if (changes.passwordHash !== undefined) columns.password_hash = changes.passwordHash
+  if (changes.disabledAt !== undefined) columns.disabled_at = changes.disabledAt
+  const [row] =
+    Object.keys(columns).length > 0
+      ? await tx`UPDATE rl_users SET ${tx(columns)}, credentials_epoch = credentials_epoch + 1 WHERE id = ${id} RETURNING *`
+      : await tx`UPDATE rl_users SET credentials_epoch = credentials_epoch + 1 WHERE id = ${id} RETURNING *`
+  if (!row) return undefined
+  return { user: userOf(row), revokedTokens: await revokeAllCredentials(tx, id, 'token', at) }
 }
 
 /** Revokes, at `at`, every credential of `kind` of the user that is still live then; how many. */

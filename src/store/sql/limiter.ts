@@ -1,5 +1,5 @@
 import type { SQL } from 'bun'
-import type { Attempt, Hit, Limiter, RateLimit } from '../store.ts'
+import type { Attempt, Hit, Limiter, RateLimit, Recents, RecentsRule } from '../store.ts'
 import { inTransaction } from './retry.ts'
 
 /** How often one limiter sweeps the attempts that left its window, at most, while there is no backlog (ms). */
@@ -18,6 +18,18 @@ function secondsToWait(newestFirst: readonly number[], { limit, windowMs }: Rate
   const oldestCounted = newestFirst[limit - 1]
   if (oldestCounted === undefined) return 0
   return Math.max(1, Math.ceil((oldestCounted + windowMs - now) / 1000))
+}
+
+/** Deletes at most {@link SWEEP_BATCH} rows of limiter `name` last touched at or before `start`; resolves with how many. */
+async function deleteExpired(sql: SQL, name: string, start: number): Promise<number> {
+  const gone = await sql`
+    DELETE FROM rl_attempts WHERE (limiter, subject, id) IN (
+      SELECT limiter, subject, id FROM rl_attempts
+      WHERE limiter = ${name} AND at_ms <= ${start}::bigint
+      LIMIT ${SWEEP_BATCH}
+    )
+    RETURNING 1`
+  return gone.length
 }
 
 /**
@@ -155,16 +167,8 @@ export class SqlLimiter implements Limiter {
    * Deletes at most {@link SWEEP_BATCH} rows of this limiter that left the window: attempts, and the head rows of
    * keys with no attempt for a whole window. Resolves with how many went.
    */
-  async sweep(): Promise<number> {
-    const start = this.clock() - this.rule.windowMs
-    const gone = await this.sql`
-      DELETE FROM rl_attempts WHERE (limiter, subject, id) IN (
-        SELECT limiter, subject, id FROM rl_attempts
-        WHERE limiter = ${this.name} AND at_ms <= ${start}::bigint
-        LIMIT ${SWEEP_BATCH}
-      )
-      RETURNING 1`
-    return gone.length
+  sweep(): Promise<number> {
+    return deleteExpired(this.sql, this.name, this.clock() - this.rule.windowMs)
   }
 
   /**
@@ -191,6 +195,92 @@ export class SqlLimiter implements Limiter {
   }
 
   /** Sweeps when one is due; a failed sweep is only tried again at the next hit (the limits do not depend on it). */
+  private async sweepIfDue(now: number): Promise<void> {
+    if (now < this.nextSweep) return
+    this.nextSweep = now + SWEEP_EVERY_MS
+    try {
+      if ((await this.sweep()) >= SWEEP_BATCH) this.nextSweep = now
+    } catch {
+      this.nextSweep = Number.NEGATIVE_INFINITY
+    }
+  }
+}
+
+/**
+ * The SQL store's {@link Recents}, in the limiters' table `rl_attempts` under its own name: one row per member
+ * (`subject` the owner, `id` the member, `at_ms` its latest add) and per owner a head row (`id = ''`), shared by every
+ * replica using the same name. An add takes the owner's turn on its head row as a limiter's hit does (see
+ * {@link SqlLimiter}), upserts the member, and deletes the owner's members beyond the newest `perOwner`: adds of one
+ * owner take turns, so an owner holds at most `perOwner` members and its head row, whatever the concurrency, and only
+ * its own adds delete them. Members that left the window are not known any more (`has` looks at `at_ms`) and are
+ * deleted by a bounded sweep, as the limiters' attempts are.
+ *
+ * @example
+ * const known = new SqlRecents(sql, 'known-addresses', { perOwner: 10, windowMs: 30 * 86_400_000 }, Date.now)
+ * await known.add('carlos@rock-legends.com', '198.51.100.7')
+ */
+export class SqlRecents implements Recents {
+  /** When (by the clock) the next sweep is due. */
+  private nextSweep = Number.NEGATIVE_INFINITY
+
+  /** Recents over the pool `sql` named `name`, keeping members by `rule`, at the times `clock` gives. */
+  constructor(
+    private readonly sql: SQL,
+    private readonly name: string,
+    private readonly rule: RecentsRule,
+    private readonly clock: () => number,
+    private readonly guard: Guard = (operation) => operation(),
+  ) {}
+
+  add(owner: string, member: string): Promise<void> {
+    return this.guard(async () => {
+      if (member === HEAD) return
+      const now = this.clock()
+      await inTransaction(this.sql, async (tx) => {
+        await tx`
+          INSERT INTO rl_attempts (limiter, subject, id, at_ms, settled)
+          VALUES (${this.name}, ${owner}, ${HEAD}, ${now}::bigint, 1)
+          ON CONFLICT (limiter, subject, id) DO UPDATE SET at_ms = GREATEST(rl_attempts.at_ms, excluded.at_ms)`
+        await tx`
+          INSERT INTO rl_attempts (limiter, subject, id, at_ms, settled)
+          VALUES (${this.name}, ${owner}, ${member}, ${now}::bigint, 1)
+          ON CONFLICT (limiter, subject, id) DO UPDATE SET at_ms = GREATEST(rl_attempts.at_ms, excluded.at_ms)`
+        await tx`
+          DELETE FROM rl_attempts WHERE limiter = ${this.name} AND subject = ${owner} AND id IN (
+            SELECT id FROM rl_attempts WHERE limiter = ${this.name} AND subject = ${owner} AND id <> ${HEAD}
+            ORDER BY at_ms DESC, id DESC OFFSET ${this.rule.perOwner}
+          )`
+      })
+      await this.sweepIfDue(now)
+    })
+  }
+
+  has(owner: string, member: string): Promise<boolean> {
+    return this.guard(async () => {
+      if (member === HEAD) return false
+      const start = this.clock() - this.rule.windowMs
+      const [row] = await this.sql`
+        SELECT 1 AS known FROM rl_attempts
+        WHERE limiter = ${this.name} AND subject = ${owner} AND id = ${member} AND at_ms > ${start}::bigint`
+      return row !== undefined
+    })
+  }
+
+  /** How many members `owner` has, in the window or not yet deleted (at most `perOwner`). */
+  members(owner: string): Promise<number> {
+    return this.guard(async () => {
+      const [row] = await this.sql`
+        SELECT count(*) AS n FROM rl_attempts WHERE limiter = ${this.name} AND subject = ${owner} AND id <> ${HEAD}`
+      return Number(row?.n ?? 0)
+    })
+  }
+
+  /** Deletes at most {@link SWEEP_BATCH} rows that left the window, members and head rows; resolves with how many. */
+  sweep(): Promise<number> {
+    return deleteExpired(this.sql, this.name, this.clock() - this.rule.windowMs)
+  }
+
+  /** Sweeps when one is due, as {@link SqlLimiter} does. */
   private async sweepIfDue(now: number): Promise<void> {
     if (now < this.nextSweep) return
     this.nextSweep = now + SWEEP_EVERY_MS

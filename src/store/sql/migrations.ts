@@ -134,6 +134,19 @@ export const MIGRATIONS: readonly Migration[] = [
       "INSERT INTO rl_counters (name, value) VALUES ('artists.version', 0) ON CONFLICT (name) DO NOTHING",
     ],
   },
+  {
+    version: 4,
+    name: 'credentials epochs',
+    statements: [
+      // The account's credentials epoch (`User.credentialsEpoch`), moved on by a password reset in the transaction
+      // that revokes its tokens; a credential is inserted only while its account is still at the epoch it carries
+      // (credentials.ts). Existing rows start at 0, as a data file written before the field reads. Replicas of builds
+      // before this migration do not move it on: stop them before starting this build's.
+      'ALTER TABLE rl_users ADD COLUMN IF NOT EXISTS credentials_epoch BIGINT NOT NULL DEFAULT 0',
+      // The epoch of its account that a credential was issued under (`Credential.epoch`).
+      'ALTER TABLE rl_credentials ADD COLUMN IF NOT EXISTS epoch BIGINT NOT NULL DEFAULT 0',
+    ],
+  },
 ]
 
 /** The version of the schema this build expects. */

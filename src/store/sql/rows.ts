@@ -5,7 +5,7 @@
 import type { Album } from '../../model/album.ts'
 import type { Artist } from '../../model/artist.ts'
 import { fold, nameKey } from '../../model/search.ts'
-import type { Credential, New, User } from '../store.ts'
+import type { Credential, New, NewCredential, NewUser, User } from '../store.ts'
 
 // As in the document store: folded text never holds U+0000 (PostgreSQL's TEXT cannot either), and a query loses it.
 const clean = (text: string) => text.replaceAll('\u0000', '')
@@ -83,7 +83,7 @@ export const albumOf = (row: Record<string, unknown>): Album => ({
 })
 
 /** The columns of a user row; `email_key` is `emailKey(email)`, unique. */
-export const userRow = (id: number, user: New<User>, emailKey: string) => ({
+export const userRow = (id: number, user: NewUser & { credentialsEpoch?: number }, emailKey: string) => ({
   id,
   name: user.name,
   email: user.email,
@@ -92,6 +92,8 @@ export const userRow = (id: number, user: New<User>, emailKey: string) => ({
   created_at: user.createdAt,
   // A reset point saved before accounts could be disabled has users without the field.
   disabled_at: user.disabledAt ?? null,
+  // A new account, and one of a reset point saved before credentials epochs, starts at 0.
+  credentials_epoch: user.credentialsEpoch ?? 0,
 })
 
 /** A user from its row. */
@@ -102,6 +104,7 @@ export const userOf = (row: Record<string, unknown>): User => ({
   passwordHash: row.password_hash as string,
   createdAt: row.created_at as string,
   disabledAt: (row.disabled_at as string | null | undefined) ?? null,
+  credentialsEpoch: int(row.credentials_epoch ?? 0),
 })
 
 /**
@@ -116,7 +119,7 @@ export function msOf(timestamp: string | null): number | null {
 }
 
 /** The columns of a credential row. */
-export const credentialRow = (id: number, credential: New<Credential>) => ({
+export const credentialRow = (id: number, credential: NewCredential) => ({
   id,
   user_id: credential.userId,
   kind: credential.kind,
@@ -128,6 +131,8 @@ export const credentialRow = (id: number, credential: New<Credential>) => ({
   expires_ms: msOf(credential.expiresAt),
   last_used_at: credential.lastUsedAt,
   revoked_at: credential.revokedAt,
+  // As `NewCredential` says, and for a reset point saved before credentials epochs: 0 when left out.
+  epoch: credential.epoch ?? 0,
 })
 
 /** A credential from its row. */
@@ -142,4 +147,5 @@ export const credentialOf = (row: Record<string, unknown>): Credential => ({
   expiresAt: row.expires_at as string | null,
   lastUsedAt: row.last_used_at as string | null,
   revokedAt: row.revoked_at as string | null,
+  epoch: int(row.epoch ?? 0),
 })

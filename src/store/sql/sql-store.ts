@@ -13,8 +13,13 @@ import {
   type Limiter,
   type LoadOptions,
   type New,
+  type NewCredential,
+  type NewEpoch,
+  type NewUser,
   type Page,
   type RateLimit,
+  type Recents,
+  type RecentsRule,
   type Slice,
   type Snapshot,
   type Store,
@@ -23,9 +28,15 @@ import {
   type UserChanges,
 } from '../store.ts'
 import { causeOf, connectSql, describeTarget } from './connect.ts'
-import { insertCredential, purgeCredentials, revokeAllCredentials, revokeCredential } from './credentials.ts'
+import {
+  insertCredential,
+  purgeCredentials,
+  revokeAllCredentials,
+  revokeCredential,
+  startUserEpoch,
+} from './credentials.ts'
 import { isStaleConnection, storeError, within } from './faults.ts'
-import { SqlLimiter } from './limiter.ts'
+import { SqlLimiter, SqlRecents } from './limiter.ts'
 import { listAlbums, listArtists } from './lists.ts'
 import { loadCatalogue } from './load.ts'
 import { migrate } from './migrate.ts'
@@ -270,9 +281,9 @@ export class SqlStore implements Store {
         const [row] = await this.sql`SELECT * FROM rl_users WHERE email_key = ${emailKey(email)}`
         return row ? userOf(row) : undefined
       }),
-    insert: (fields: New<User>): Promise<User> =>
+    insert: (fields: NewUser): Promise<User> =>
       this.write(async (tx) => {
-        const row = userRow(await takeIds(tx, 'users', 1), fields, emailKey(fields.email))
+        const row = userRow(await takeIds(tx, 'users', 1), { ...fields, credentialsEpoch: 0 }, emailKey(fields.email))
         await tx`INSERT INTO rl_users ${tx(row)}`
         return userOf(row)
       }).catch((error: unknown) => {
@@ -298,6 +309,8 @@ export class SqlStore implements Store {
         return row ? userOf(row) : undefined
       })
     },
+    startEpoch: (id: number, changes: UserChanges, at: string): Promise<NewEpoch | undefined> =>
+      validId(id) ? this.write((tx) => startUserEpoch(tx, id, changes, at)) : Promise.resolve(undefined),
   }
 
   readonly credentials = {
@@ -309,7 +322,7 @@ export class SqlStore implements Store {
         const rows = await this.sql`SELECT * FROM rl_credentials WHERE user_id = ${userId} ORDER BY id`
         return rows.map((row: Record<string, unknown>) => this.withTouch(credentialOf(row)))
       }),
-    insert: (fields: New<Credential>, limit?: CredentialLimit): Promise<Credential> =>
+    insert: (fields: NewCredential, limit?: CredentialLimit): Promise<Credential> =>
       this.write((tx) => insertCredential(tx, fields, limit)),
     revoke: (id: number, at: string): Promise<Credential | undefined> =>
       validId(id)
@@ -327,6 +340,11 @@ export class SqlStore implements Store {
   /** The limiter `name`: its attempts are rows every replica over this database shares (limiter.ts). */
   limiter(name: string, rule: RateLimit, clock: () => number): Limiter {
     return new SqlLimiter(this.sql, name, rule, clock, (operation) => this.guard(operation))
+  }
+
+  /** The recents `name`: rows every replica over this database shares (limiter.ts). */
+  recents(name: string, rule: RecentsRule, clock: () => number): Recents {
+    return new SqlRecents(this.sql, name, rule, clock, (operation) => this.guard(operation))
   }
 
   isEmpty(): Promise<boolean> {

@@ -1,7 +1,7 @@
 import type { SQL } from 'bun'
 import type { Album } from '../../model/album.ts'
 import type { Artist } from '../../model/artist.ts'
-import type { New } from '../store.ts'
+import { AlbumLimitError, MAX_ALBUMS_PER_ARTIST, type New } from '../store.ts'
 import { isUnavailable } from './faults.ts'
 import { sqlState } from './retry.ts'
 import { albumOf, albumRow, artistOf, artistRow } from './rows.ts'
@@ -16,8 +16,11 @@ type Pending =
       reject: (error: unknown) => void
     }
 
-/** What a batch's transaction resolves each pending insert with, in the order of the batch. */
-type Outcome = Artist | Album | undefined
+/**
+ * What a batch's transaction settles each pending insert with, in the order of the batch: an {@link AlbumLimitError}
+ * rejects its caller alone.
+ */
+type Outcome = Artist | Album | AlbumLimitError | undefined
 
 /** Runs `work` in one transaction (with the store's retries); see `SqlStore`. */
 export type Transact = <T>(work: (tx: SQL) => Promise<T>) => Promise<T>
@@ -68,30 +71,53 @@ async function insertArtists(sql: SQL, batch: readonly New<Artist>[]): Promise<A
 }
 
 /**
- * Adds the albums of a batch whose artist exists (artists are never deleted, so the check holds once made), with
- * their artists' album counts: `undefined` for the others, which do not fail the batch.
+ * Adds the albums of a batch whose artist exists (artists are never deleted, so the check holds once made) and has
+ * room for them, with their artists' album counts: `undefined` for an album of an unknown artist, an
+ * {@link AlbumLimitError} for one past {@link MAX_ALBUMS_PER_ARTIST}; neither fails the batch. The artists' rows are
+ * locked first (`FOR UPDATE`, in id order): an insert on another replica waits for this transaction to end, then
+ * reads the count it committed (READ COMMITTED reads the latest version of a row it locks), so concurrent inserts
+ * cannot pass the maximum together.
  */
-async function insertAlbums(tx: SQL, batch: readonly New<Album>[]): Promise<(Album | undefined)[]> {
-  const perArtist = new Map<number, number>()
-  for (const { artistId } of batch) perArtist.set(artistId, (perArtist.get(artistId) ?? 0) + 1)
-  const artistIds = [...perArtist.keys()]
-  const known = new Set(
-    (
-      await tx`
-        UPDATE rl_artists AS a SET album_count = a.album_count + d.n
-        FROM unnest(${tx.array(artistIds, 'INT8')}::bigint[], ${tx.array([...perArtist.values()], 'INT4')}::int[]) AS d (id, n)
-        WHERE a.id = d.id
-        RETURNING a.id`
-    ).map((row: { id: string }) => Number(row.id)),
+async function insertAlbums(tx: SQL, batch: readonly New<Album>[]): Promise<(Album | AlbumLimitError | undefined)[]> {
+  const artistIds = [...new Set(batch.map(({ artistId }) => artistId))]
+  const locked = await tx`
+    SELECT id, album_count FROM rl_artists WHERE id = ANY(${tx.array(artistIds, 'INT8')}::bigint[])
+    ORDER BY id FOR UPDATE`
+  const before = new Map<number, number>(
+    locked.map((row: { id: string; album_count: unknown }) => [Number(row.id), Number(row.album_count)]),
   )
-  const accepted = batch.filter((fields) => known.has(fields.artistId))
-  if (accepted.length === 0) return batch.map(() => undefined)
+  // In the batch's order: the first albums of an artist take its free places.
+  const counts = new Map(before)
+  const fits = batch.map(({ artistId }) => {
+    const count = counts.get(artistId)
+    if (count === undefined) return 'unknown'
+    if (count >= MAX_ALBUMS_PER_ARTIST) return 'full'
+    counts.set(artistId, count + 1)
+    return 'fits'
+  })
+  const accepted = batch.filter((_, i) => fits[i] === 'fits')
+  const outcomes = fits.map((fit) => (fit === 'full' ? new AlbumLimitError(MAX_ALBUMS_PER_ARTIST) : undefined))
+  if (accepted.length === 0) return outcomes
+  // The new counts, absolute: the rows are locked, so nothing changed them since they were read.
+  const grown = [...counts].filter(([artistId, count]) => count !== before.get(artistId))
+  const ids = tx.array(
+    grown.map(([artistId]) => artistId),
+    'INT8',
+  )
+  const sizes = tx.array(
+    grown.map(([, count]) => count),
+    'INT4',
+  )
+  await tx`
+    UPDATE rl_artists AS a SET album_count = d.n
+    FROM unnest(${ids}::bigint[], ${sizes}::int[]) AS d (id, n)
+    WHERE a.id = d.id`
   let id = await takeIds(tx, 'albums', accepted.length)
   const rows = accepted.map((fields) => albumRow(id++, fields))
   await tx`INSERT INTO rl_albums ${tx(rows)}`
   const albums = rows.map(albumOf)
   let next = 0
-  return batch.map((fields) => (known.has(fields.artistId) ? albums[next++] : undefined))
+  return fits.map((fit, i) => (fit === 'fits' ? albums[next++] : outcomes[i]))
 }
 
 /** Saves the last-used times of credentials; a credential gone meanwhile (purged, restored away) is skipped. */
@@ -215,7 +241,11 @@ export class WriteBatcher {
       for (const pending of batch) pending.reject(this.failure(error))
       return false
     }
-    for (const [i, pending] of batch.entries()) (pending.resolve as (outcome: Outcome) => void)(outcomes[i])
+    for (const [i, pending] of batch.entries()) {
+      const outcome = outcomes[i]
+      if (outcome instanceof AlbumLimitError) pending.reject(outcome)
+      else (pending.resolve as (outcome: Outcome) => void)(outcome)
+    }
     return true
   }
 

@@ -232,13 +232,14 @@ describe.skipIf(skip)('SqlStore: users and credentials', () => {
     expiresAt: null,
     lastUsedAt: null,
     revokedAt: null,
+    epoch: 0,
     ...over,
   })
 
   test('users: ids, folded email look-up, duplicates refused (also when racing)', async () => {
     const sql = await replica()
     const ana = await sql.users.insert(user('ana@rock.com'))
-    expect(ana).toEqual({ id: 1, ...user('ana@rock.com') })
+    expect(ana).toEqual({ id: 1, ...user('ana@rock.com'), credentialsEpoch: 0 })
     expect(await sql.users.get(1)).toEqual(ana)
     expect(await sql.users.get(2)).toBeUndefined()
     expect(await sql.users.findByEmail(' ＡＮＡ＠ｒｏｃｋ．com ')).toEqual(ana)
