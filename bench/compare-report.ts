@@ -4,12 +4,11 @@ import {
   COMPARE_SETTINGS,
   type CompareResult,
   type CompareRun,
-  type Ratio,
   TARGETS,
   type Target,
 } from './compare.ts'
 import type { Machine } from './machine.ts'
-import { type Column, count, machineTable, median, micros, ms, ratio, table, utc, verdict } from './markdown.ts'
+import { type Column, count, type Goal, goalsTable, machineTable, median, micros, ms, table, utc } from './markdown.ts'
 import { wrkCommand } from './wrk.ts'
 
 /** Everything one comparison run measured, and with what. */
@@ -29,47 +28,25 @@ const rate = (run: CompareRun) => run.requestsPerSecond
 const medianOf = (runs: readonly CompareRun[], pick: (run: CompareRun) => number | undefined) =>
   median(runs.map((run) => pick(run) ?? Number.NaN))
 
-/** The rate of `of` over that of `over`, round by round (the runs of a round were back to back). */
-function roundRatios(result: CompareResult, { of, over }: Ratio): number[] {
-  return result.runs[of].map((run, i) => rate(run) / rate(result.runs[over][i] as CompareRun))
-}
-
-/** `over`'s median CPU time per request over that of `of`: how many times less CPU `of` spends. */
-const cpuRatio = (result: CompareResult, { of, over }: Ratio) =>
-  medianOf(result.runs[over], (run) => run.cpuMicrosPerRequest) /
-  medianOf(result.runs[of], (run) => run.cpuMicrosPerRequest)
-
 /** How a target is named in the report. */
 const nameOf = (target: Target) =>
   target === 'ceiling' ? 'the ceiling' : target === 'rock-legends' ? 'rock-legends (default)' : target
 
-function ratioRow(result: CompareResult, r: Ratio): string[] {
-  const ratios = roundRatios(result, r)
-  const headline = median(ratios)
-  const kind = result.method === 'POST' ? 'creates' : 'req/s'
-  const comparison = r.goal === undefined ? 'over' : `≥ ${r.goal}×`
-  const reached =
-    r.goal === undefined ? '' : `${ratios.filter((each) => each >= (r.goal as number)).length} of ${ratios.length}: `
-  return [
-    `${result.label}: ${kind} of ${nameOf(r.of)} ${comparison} ${nameOf(r.over)}`,
-    `**${ratio(headline)}**`,
-    `${reached}${ratios.map(ratio).join(', ')}`,
-    ratio(cpuRatio(result, r)),
-    r.goal === undefined ? 'context' : verdict(headline >= r.goal),
-  ]
-}
-
-function goalsTable(results: readonly CompareResult[]): string {
-  const rows = results.flatMap((result) => result.ratios.map((r) => ratioRow(result, r)))
-  const columns: Column[] = [
-    ['Goal (the rate of one server over another)', 'left'],
-    ['Measured', 'right'],
-    ['Rounds that reached it: ratio per round', 'left'],
-    ['By CPU per request', 'right'],
-    ['Verdict', 'left'],
-  ]
-  return table(columns, rows)
-}
+/** The goals of every result, with the ratio of each round (the runs of a round were back to back) and by CPU. */
+const goalsOf = (results: readonly CompareResult[]): Goal[] =>
+  results.flatMap((result) =>
+    result.ratios.map(({ of, over, goal }) => ({
+      request: result.label,
+      kind: result.method === 'POST' ? 'creates' : 'req/s',
+      of: nameOf(of),
+      over: nameOf(over),
+      goal,
+      ratios: result.runs[of].map((run, i) => rate(run) / rate(result.runs[over][i] as CompareRun)),
+      byCpu:
+        medianOf(result.runs[over], (run) => run.cpuMicrosPerRequest) /
+        medianOf(result.runs[of], (run) => run.cpuMicrosPerRequest),
+    })),
+  )
 
 function storeGrowth(runs: readonly CompareRun[]): string {
   if (runs[0]?.artistsBefore === undefined) return ''
@@ -130,7 +107,7 @@ Measured ${utc(run.date)} with \`${run.command}\` (bench/run.ts, bench/compare.t
 ${machineTable(run.machine)}
 
 - **The four servers** hold the same ${count(COMPARE_ARTISTS)} artists with 5 albums each (a generated \`--seed=FILE\` catalogue). **rock-legends** is the compiled \`dist/rock-legends\` started as users start it, in its default configuration (\`--seed=FILE --data DIR/db.json\`: durable writes and the pretty access log on stderr, which goes to a file, as \`2> access.log\` or a service manager would take it; not a terminal, so without colours), and beside it the same executable with \`--log off\`. **json-server** ${run.jsonServer} runs on Node.js ${run.node} (its package asks for Node ≥ 22.12; it runs unchanged on this version) as its README starts it, \`node node_modules/json-server/lib/bin.js db.json --host 127.0.0.1 --port PORT\` (file watching on, as by default; its writes are not fsynced), on a \`db.json\` exported from rock-legends through its API, so the records are identical except that json-server's ids are strings. **The ceiling** (bench/ceiling.ts) is a bare \`Bun.serve\` answering each request with the status, headers and bytes recorded from rock-legends in its default configuration just before, \`X-Request-Id\` included (for creates, after reading the body).
-- **Load:** \`${read}\` for reads, \`${create}\` for creates, wrk sharing the machine's two cores with the server (pinning them to one core each was tried and made the figures noisier; see the notes), so requests/s also carries wrk's cost.
+- **Load:** \`${read}\` for reads, \`${create}\` for creates, wrk sharing the machine's two cores with the server (pinning them to one core each was tried and made the figures noisier; see bench/LOG.md), so requests/s also carries wrk's cost.
 - **Rounds:** ${s.rounds} rounds of ${s.seconds} s runs, each target once per round, the order rotated every round. Figures are medians over the rounds; a ratio is the median of the per-round ratios of runs that were back to back, which cancels most drift in the machine's load. Before the rounds each read gets a ${s.warmUpSeconds} s warm-up run on every target. **The ratios are what count:** other work on this shared machine (other engineers' test runs) moves every absolute figure from one run to the next.
 - **CPU per request** is the server process's user and system time (from /proc/PID/stat) over the requests wrk completed. Other work takes cores at random moments: requests/s moves with it, CPU per request much less, so it is the steadier signal.
 - **Creates** send the same request to rock-legends (\`POST /api/v1/artists\` with \`X-API-Key\`) and json-server (\`POST /artists\`; it ignores the key). Every round starts both rock-legends and json-server afresh on copies of the same ${count(COMPARE_ARTISTS)} artists, warmed up with a 1 s read run and ${s.warmUpCreates} creates; each create adds an artist, so the stores grow during the run by as many artists as it completes (last column): the faster server measures its rate on a larger store.
@@ -138,7 +115,7 @@ ${machineTable(run.machine)}
 
 ### Goals
 
-${goalsTable(run.results)}
+${goalsTable('server', goalsOf(run.results))}
 
 ### Figures
 

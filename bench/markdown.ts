@@ -37,6 +37,46 @@ export function table(columns: readonly Column[], rows: readonly string[][]): st
   return [line(columns.map(([title]) => title)), `| ${rule.join(' | ')} |`, ...rows.map(line)].join('\n')
 }
 
+/** One goal of a side-by-side benchmark: the rate of one target over another's, round by round. */
+export interface Goal {
+  /** What was requested, e.g. `GET one artist`. */
+  request: string
+  /** What the rate counts: `req/s` or `creates`. */
+  kind: string
+  /** The names of the two targets, as the report writes them. */
+  of: string
+  over: string
+  /** The ratio to reach, or none for a figure given as context. */
+  goal?: number
+  /** The ratio of each round (the runs of a round were back to back). */
+  ratios: readonly number[]
+  /** `over`'s CPU per request over `of`'s: how many times less CPU `of` spends. */
+  byCpu: number
+}
+
+/** The goals of a side-by-side benchmark as a table: the median ratio, the rounds that reached it, the verdict. */
+export function goalsTable(between: string, goals: readonly Goal[]): string {
+  const columns: Column[] = [
+    [`Goal (the rate of one ${between} over another)`, 'left'],
+    ['Measured', 'right'],
+    ['Rounds that reached it: ratio per round', 'left'],
+    ['By CPU per request', 'right'],
+    ['Verdict', 'left'],
+  ]
+  const rows = goals.map(({ request, kind, of, over, goal, ratios, byCpu }) => {
+    const headline = median(ratios)
+    const reached = goal === undefined ? '' : `${ratios.filter((each) => each >= goal).length} of ${ratios.length}: `
+    return [
+      `${request}: ${kind} of ${of} ${goal === undefined ? 'over' : `≥ ${goal}×`} ${over}`,
+      `**${ratio(headline)}**`,
+      `${reached}${ratios.map(ratio).join(', ')}`,
+      ratio(byCpu),
+      goal === undefined ? 'context' : verdict(headline >= goal),
+    ]
+  })
+  return table(columns, rows)
+}
+
 /** The machine as a one-row table. */
 export function machineTable(machine: Machine): string {
   const columns: Column[] = [

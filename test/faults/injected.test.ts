@@ -222,7 +222,8 @@ describe('folding the journal into the data file (compaction) when the disk refu
     server.disk.arm(fault)
     for (let i = 0; i < 5; i++)
       expect((await server.call('POST', '/api/v1/artists', { name: `A${i}` })).status).toBe(201)
-    await Bun.sleep(20)
+    // The compaction the writes started has tried the armed step (asked until then, for 5 s).
+    for (let i = 0; i < 500 && server.disk.state.attempts === 0; i++) await Bun.sleep(10)
     expect(server.disk.state.attempts).toBeGreaterThan(0)
     expect(await namesIn(crashCopy())).toEqual(['A0', 'A1', 'A2', 'A3', 'A4'])
     server.disk.clear()

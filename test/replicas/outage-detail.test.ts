@@ -6,7 +6,7 @@
  */
 import { afterAll, describe, expect, test } from 'bun:test'
 import { createApp } from '../../src/app.ts'
-import { skipWithoutPostgres, type TestPostgres, testPostgres } from '../support/postgres.ts'
+import { ownPostgres, skipWithoutPostgres, type TestPostgres } from '../support/postgres.ts'
 
 const skip = skipWithoutPostgres()
 /** At most one log line per outage in this many milliseconds (SECURITY.md; `OUTAGE_REPORT_EVERY_MS`). */
@@ -18,7 +18,7 @@ afterAll(() => stopped?.start())
 
 describe.skipIf(skip)('a 503 while the database is away', () => {
   test('names nothing of the database, says when to retry; the log has the cause, a few lines however many requests', async () => {
-    const postgres = await testPostgres()
+    const postgres = await ownPostgres()
     const database = await postgres.freshDatabase()
     const { openSqlStore } = await import('../../src/store/sql/sql-store.ts')
     // Over TCP, so that the host and port are there to leak; the socket directory is checked too.

@@ -5,7 +5,7 @@
  */
 import { afterAll, describe, expect, test } from 'bun:test'
 import { type RunningBinary, startBinary } from '../support/binary.ts'
-import { skipWithoutPostgres, testPostgres } from '../support/postgres.ts'
+import { ownPostgres, skipWithoutPostgres } from '../support/postgres.ts'
 
 const skip = skipWithoutPostgres()
 const KEY = 'outage-test-key'
@@ -43,9 +43,18 @@ async function timed(url: string, init?: RequestInit): Promise<Outcome> {
   }
 }
 
+/** Resolves once `condition` holds, asked again after each turn of the clients' requests; throws after 15 s. */
+async function until(condition: () => boolean) {
+  const deadline = Date.now() + 15_000
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('the load made no progress within 15 s')
+    await Bun.sleep(10)
+  }
+}
+
 describe.skipIf(skip)('the database stops and starts again under load', () => {
   test('answers within seconds throughout, 503 while it is away, then serves again; nothing acknowledged is lost', async () => {
-    const postgres = await testPostgres()
+    const postgres = await ownPostgres()
     const url = postgres.url(await postgres.freshDatabase())
     for (let i = 0; i < 2; i++)
       running.push(await startBinary(['--data', url, '--port', '0', '--api-key', KEY, '--log', 'off', '--seed']))
@@ -72,7 +81,8 @@ describe.skipIf(skip)('the database stops and starts again under load', () => {
         )
       }
     })
-    await Bun.sleep(1000)
+    // Under load, with writes acknowledged on the way, before the database goes away for four seconds.
+    await until(() => outcomes.filter((outcome) => outcome.status === 201).length >= 4)
     postgres.stop('fast')
     await Bun.sleep(4000)
     const health = await Promise.all(running.map((replica) => timed(`${replica.url}/healthz`)))
@@ -89,7 +99,9 @@ describe.skipIf(skip)('the database stops and starts again under load', () => {
         return false
       }),
     )
-    await Bun.sleep(1000)
+    // And writes acknowledged again once it is back, before the load stops.
+    const before = outcomes.length
+    await until(() => outcomes.slice(before).filter((outcome) => outcome.status === 201).length >= 4)
     stop = true
     await Promise.all(clients)
 

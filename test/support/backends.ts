@@ -91,7 +91,7 @@ export function testStore(): Store {
     const { openSqlStore } = await import('../../src/store/sql/sql-store.ts')
     // Never closed (a test's app lives as long as the test wants it): two connections at most, and closed after a
     // second idle, so that the stores of finished tests do not hold the harness's 300 connections.
-    return openSqlStore(postgres.url(await postgres.freshDatabase()), { pool: 2, waitMs: 5000, idleTimeoutMs: 1000 })
+    return openSqlStore(postgres.url(await postgres.migratedDatabase()), { pool: 2, waitMs: 5000, idleTimeoutMs: 1000 })
   })()
   return whenReady(ready)
 }

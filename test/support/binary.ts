@@ -25,6 +25,12 @@ function newestSource(path: string): number {
   return Math.max(0, ...readdirSync(path).map((name) => newestSource(join(path, name))))
 }
 
+/**
+ * Set by test/support/run.ts once it has built the executable for the whole run: every test process of the run then
+ * uses that build as it is, and none checks the sources again (nor builds again when a source changes meanwhile).
+ */
+export const BUILT_FOR_RUN = 'ROCK_LEGENDS_TEST_BINARY_BUILT'
+
 let building: Promise<string> | undefined
 
 /**
@@ -33,6 +39,7 @@ let building: Promise<string> | undefined
  */
 export function ensureBinary(): Promise<string> {
   building ??= (async () => {
+    if (process.env[BUILT_FOR_RUN] === BINARY) return BINARY
     const sources = ['src', 'data/legends.json', 'package.json', 'bun.lock'].map((path) =>
       newestSource(join(ROOT, path)),
     )

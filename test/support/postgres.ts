@@ -2,12 +2,17 @@
  * A real PostgreSQL for the tests, started from the system's own binaries (Debian's `postgresql` package): `initdb`
  * into a temporary directory, a server on a unix socket in that directory and on a free loopback port, and a
  * template database, so that each test gets a database of its own in milliseconds (`CREATE DATABASE … TEMPLATE`).
- * One server per `bun test` process, started on first use and stopped when the process exits.
+ *
+ * `bun run test` (test/support/run.ts) starts one server for the whole run and tells every test process where it is
+ * ({@link SHARED_POSTGRES}): {@link testPostgres} then gives that one, to every file of every worker. Run alone
+ * (`bun test test/store/sql`), a process starts its own on first use and stops it when it exits. The few tests that
+ * stop the server and start it again take {@link ownPostgres}, a server of their process alone, so that they never
+ * take the database away from the tests of other workers.
  *
  * Without PostgreSQL on the machine, `postgresAvailable()` says why; the tests skip then, except under `CI=true`,
  * where they fail (`.ci/run` installs the package).
  */
-import { chownSync, existsSync, mkdtempSync, readdirSync } from 'node:fs'
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { SQL, spawnSync } from 'bun'
@@ -16,6 +21,12 @@ import { SQL, spawnSync } from 'bun'
 const ROLE = 'rl'
 /** The database every test database is copied from. */
 const TEMPLATE = 'rl_template'
+/**
+ * The same with the service's schema in place (`openSqlStore` run on it once, when the server starts), which the
+ * contract suite's stores are copied from: opening one then finds the schema up to date, as a replica opening a
+ * database that another replica migrated does, instead of running every migration again for each test.
+ */
+const MIGRATED = 'rl_migrated'
 
 /** The directory of the newest installed PostgreSQL's programs, or undefined. */
 function binaries(): string | undefined {
@@ -61,14 +72,32 @@ export interface TestPostgres {
   tls: boolean
   /** A new, empty database (a copy of the template), and its name. */
   freshDatabase(): Promise<string>
-  /** Stops the server: fast (`-m fast`) or as a crash (`immediate`). */
+  /** A new database with the service's schema and no data (a copy of {@link MIGRATED}), and its name. */
+  migratedDatabase(): Promise<string>
+  /**
+   * Stops the server: fast (`-m fast`) or as a crash (`immediate`). Only a server of {@link ownPostgres}: the run's
+   * shared server refuses, since other workers' tests are using it.
+   */
   stop(mode?: 'fast' | 'immediate'): void
   /** Starts it again on the same data, if it is not running. */
   start(): void
 }
 
-/** The test server of this process, once asked for: callers that ask while it starts wait for the same one. */
-let running: Promise<TestPostgres> | undefined
+/**
+ * The environment variable through which test/support/run.ts tells every test process of a run where its shared
+ * server is: the JSON of a {@link ServerLocation}.
+ */
+export const SHARED_POSTGRES = 'ROCK_LEGENDS_TEST_POSTGRES'
+
+/** Where a started server is: enough for another process to use it. */
+interface ServerLocation {
+  /** The directory of PostgreSQL's programs. */
+  bin: string
+  /** The temporary directory: the socket, the log, and `data/`. */
+  dir: string
+  port: number
+  tls: boolean
+}
 
 /** Runs a PostgreSQL program as the `postgres` user when this process is root (initdb refuses root). */
 function run(bin: string, program: string, args: string[], check = true) {
@@ -91,19 +120,63 @@ function freePort(): number {
   return port
 }
 
-/** The test server of this process, started on first use. */
-export function testPostgres(): Promise<TestPostgres> {
-  running ??= startTestPostgres()
-  return running
+/** The server of the run, when test/support/run.ts started one, else undefined. */
+function sharedLocation(): ServerLocation | undefined {
+  const shared = process.env[SHARED_POSTGRES]
+  return shared ? (JSON.parse(shared) as ServerLocation) : undefined
 }
 
-async function startTestPostgres(): Promise<TestPostgres> {
+/** The server of this process alone, once asked for: callers that ask while it starts wait for the same one. */
+let own: Promise<TestPostgres> | undefined
+/** The run's shared server, as this process uses it. */
+let shared: Promise<TestPostgres> | undefined
+
+/**
+ * The test server: the run's shared one under `bun run test`, else this process's own, started on first use. Its
+ * `stop()` refuses when it is shared: tests that stop the server take {@link ownPostgres}.
+ */
+export function testPostgres(): Promise<TestPostgres> {
+  const location = sharedLocation()
+  if (!location) return ownPostgres()
+  shared ??= use(location, false)
+  return shared
+}
+
+/**
+ * A server of this process alone, started on first use, which its tests may stop and start again. Run alone, a
+ * process has one server only: then it is the one {@link testPostgres} gives too.
+ */
+export function ownPostgres(): Promise<TestPostgres> {
+  own ??= launch(process.pid).then((location) => use(location, true))
+  return own
+}
+
+/**
+ * Starts a server for test/support/run.ts, to be shared by every test process of the run: resolves with the value of
+ * {@link SHARED_POSTGRES} to give them, and a function that stops the server and removes its directory.
+ */
+export async function startSharedPostgres(): Promise<{ env: string; stop(): void }> {
+  const location = await launch(process.pid)
+  return {
+    env: JSON.stringify(location),
+    stop() {
+      run(location.bin, 'pg_ctl', ['-D', join(location.dir, 'data'), '-m', 'immediate', '-w', 'stop'], false)
+      rmSync(location.dir, { recursive: true, force: true })
+    },
+  }
+}
+
+const serverOptions = ({ dir, port, tls }: ServerLocation) =>
+  `-k ${dir} -p ${port} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=600${tls ? ' -c ssl=on' : ''}`
+
+/** Starts a server on this machine and its template database; a watchdog stops it once `owner` is gone. */
+async function launch(owner: number): Promise<ServerLocation> {
   const bin = binaries()
   if (!bin) throw new Error(postgresAvailable())
   const dir = mkdtempSync(join(tmpdir(), 'rl-pg-'))
   if (process.getuid?.() === 0) {
-    const owner = run('/usr/bin', 'id', ['-u', 'postgres'], true).stdout.toString().trim()
-    chownSync(dir, Number(owner), Number(owner))
+    const user = run('/usr/bin', 'id', ['-u', 'postgres'], true).stdout.toString().trim()
+    chownSync(dir, Number(user), Number(user))
   }
   const data = join(dir, 'data')
   // No fsync: what the tests check is the service's behaviour over SQL, not PostgreSQL's own durability.
@@ -132,46 +205,67 @@ async function startTestPostgres(): Promise<TestPostgres> {
         false,
       ).exitCode === 0 && run('/usr/bin', 'chmod', ['600', join(data, 'server.key')], false).exitCode === 0
     : false
-  const options = `-k ${dir} -p ${port} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=300${tls ? ' -c ssl=on' : ''}`
-  const start = () => {
-    // Once running, starting again is nothing to do: `pg_ctl status` exits 0 while the server runs.
-    if (run(bin, 'pg_ctl', ['-D', data, 'status'], false).exitCode === 0) return
-    run(bin, 'pg_ctl', ['-D', data, '-l', join(dir, 'log'), '-o', options, '-w', 'start'])
-  }
-  start()
-  const url = (database: string) => `postgres://${ROLE}@/${database}?host=${dir}&port=${port}`
-  const admin = new SQL({ url: url('postgres'), max: 1 })
-  await admin.unsafe(`CREATE DATABASE ${TEMPLATE}`)
-  let count = 0
-  const server: TestPostgres = {
-    socketDir: dir,
-    port,
-    url,
-    tcpUrl: (database) => `postgres://${ROLE}@127.0.0.1:${port}/${database}`,
-    tls,
-    async freshDatabase() {
-      count += 1
-      const name = `rl_test_${process.pid}_${count}`
-      await admin.unsafe(`CREATE DATABASE ${name} TEMPLATE ${TEMPLATE}`)
-      return name
-    },
-    stop(mode = 'fast') {
-      run(bin, 'pg_ctl', ['-D', data, '-m', mode, '-w', 'stop'], false)
-    },
-    start,
-  }
-  // `bun test` runs no 'exit' handlers, and a run that is killed runs none either: a watchdog outlives this process
-  // by at most a second, then stops the server and removes its directory, however the process ended.
+  const location: ServerLocation = { bin, dir, port, tls }
+  run(bin, 'pg_ctl', ['-D', data, '-l', join(dir, 'log'), '-o', serverOptions(location), '-w', 'start'])
+  // `bun test` runs no 'exit' handlers, and a run that is killed runs none either: a watchdog outlives the owner by
+  // at most a second, then stops the server and removes its directory, however the owner ended.
   const asPostgres = process.getuid?.() === 0 ? 'runuser -u postgres -- ' : ''
   Bun.spawn(
     [
       'bash',
       '-c',
-      `while kill -0 ${process.pid} 2>/dev/null; do sleep 1; done
+      `while kill -0 ${owner} 2>/dev/null; do sleep 1; done
       ${asPostgres}'${join(bin, 'pg_ctl')}' -D '${data}' -m immediate -w stop >/dev/null 2>&1
       rm -rf '${dir}'`,
     ],
     { stdio: ['ignore', 'ignore', 'ignore'], detached: true },
   ).unref()
-  return server
+  const admin = new SQL({ url: socketUrl(location, 'postgres'), max: 1 })
+  await admin.unsafe(`CREATE DATABASE ${TEMPLATE}`)
+  await admin.unsafe(`CREATE DATABASE ${MIGRATED} TEMPLATE ${TEMPLATE}`)
+  await admin.close()
+  const { openSqlStore } = await import('../../src/store/sql/sql-store.ts')
+  await (await openSqlStore(socketUrl(location, MIGRATED), { pool: 1 })).close()
+  return location
+}
+
+const socketUrl = ({ dir, port }: ServerLocation, database: string) =>
+  `postgres://${ROLE}@/${database}?host=${dir}&port=${port}`
+
+/** A server at `location`, as this process uses it; `owned` says whether this process may stop and start it. */
+async function use(location: ServerLocation, owned: boolean): Promise<TestPostgres> {
+  const { bin, dir, port, tls } = location
+  const data = join(dir, 'data')
+  const url = (database: string) => socketUrl(location, database)
+  const admin = new SQL({ url: url('postgres'), max: 1 })
+  const refuse = () => {
+    throw new Error("the run's shared PostgreSQL serves other workers' tests: a test that stops it takes ownPostgres()")
+  }
+  let count = 0
+  const copy = async (template: string) => {
+    count += 1
+    // The pid tells apart the databases of the processes that share a server.
+    const name = `rl_test_${process.pid}_${count}`
+    await admin.unsafe(`CREATE DATABASE ${name} TEMPLATE ${template}`)
+    return name
+  }
+  return {
+    socketDir: dir,
+    port,
+    url,
+    tcpUrl: (database) => `postgres://${ROLE}@127.0.0.1:${port}/${database}`,
+    tls,
+    freshDatabase: () => copy(TEMPLATE),
+    migratedDatabase: () => copy(MIGRATED),
+    stop(mode = 'fast') {
+      if (!owned) refuse()
+      run(bin, 'pg_ctl', ['-D', data, '-m', mode, '-w', 'stop'], false)
+    },
+    start() {
+      if (!owned) refuse()
+      // Once running, starting again is nothing to do: `pg_ctl status` exits 0 while the server runs.
+      if (run(bin, 'pg_ctl', ['-D', data, 'status'], false).exitCode === 0) return
+      run(bin, 'pg_ctl', ['-D', data, '-l', join(dir, 'log'), '-o', serverOptions(location), '-w', 'start'])
+    },
+  }
 }

@@ -7,7 +7,7 @@ import {
   isSqlUrl,
   redactUrl,
 } from '../../../src/store/sql/connect.ts'
-import { skipWithoutPostgres, type TestPostgres, testPostgres } from '../../support/postgres.ts'
+import { ownPostgres, skipWithoutPostgres, type TestPostgres } from '../../support/postgres.ts'
 
 describe('database URLs in messages', () => {
   test.each([
@@ -51,7 +51,7 @@ const skip = skipWithoutPostgres()
 let pg: TestPostgres
 const open: SQL[] = []
 beforeAll(async () => {
-  if (!skip) pg = await testPostgres()
+  if (!skip) pg = await ownPostgres()
 })
 afterAll(async () => {
   await Promise.all(open.map((sql) => sql.close()))

@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto'
 import { cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { basename, join, resolve } from 'node:path'
-import { type PackResult, pack, SCOPE } from '../../src/build/pack.ts'
+import { type PackResult, pack, SCOPE } from '../../scripts/pack.ts'
 import { ensureBinary, removeDir, tempDir } from '../support/binary.ts'
 
 const ROOT = resolve(import.meta.dir, '../..')
-/** The recipes of the README, each a Node project of its own. */
+/** The recipes of docs/testing-with-rock-legends.md, each a Node project of its own. */
 export const RECIPES = join(ROOT, 'npm/recipes')
 
 /** Whether Node.js and npm are on this machine; without them the npm tests skip, unless CI=true, where they fail. */

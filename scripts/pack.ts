@@ -14,7 +14,7 @@ import { join, resolve } from 'node:path'
 import { inspectExecutable } from './inspect-executable.ts'
 import { buildRelease, outfileOf, type ReleaseTarget, TARGETS } from './release.ts'
 
-const ROOT = resolve(import.meta.dir, '../..')
+const ROOT = resolve(import.meta.dir, '..')
 const TEMPLATE = join(ROOT, 'npm/rock-legends')
 /** Where the tarballs are written. */
 export const NPM_DIST = join(ROOT, 'dist/npm')

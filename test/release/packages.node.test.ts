@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { cpSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { hostTarget, type PackResult, platformPackageOf, publishDryRun } from '../../src/build/pack.ts'
-import { TARGETS } from '../../src/build/release.ts'
+import { hostTarget, type PackResult, platformPackageOf, publishDryRun } from '../../scripts/pack.ts'
+import { TARGETS } from '../../scripts/release.ts'
 import { removeDir, tempDir } from '../support/binary.ts'
 import {
   hasNode,
@@ -24,7 +24,7 @@ const version = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).ver
 
 if (!hasNode) {
   if (process.env.CI === 'true') test('Node.js and npm are installed (CI=true)', () => expect(hasNode).toBe(true))
-  else console.warn('test/npm: skipped, Node.js and npm are not on PATH')
+  else console.warn('test/release: skipped, Node.js and npm are not on PATH')
 }
 
 /** Whether a process is still there (a zombie waiting for its reaper counts as gone). */
@@ -380,8 +380,8 @@ await server.stop()
 export const used = [band, year, key, nullBand]
 `
 
-describe('the README', () => {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
+describe('docs/testing-with-rock-legends.md', () => {
+  const readme = readFileSync(join(ROOT, 'docs/testing-with-rock-legends.md'), 'utf8')
   const recipeFiles = [
     'node-test/catalogue.test.js',
     'vitest/catalogue.test.ts',
@@ -393,6 +393,8 @@ describe('the README', () => {
   test.each(recipeFiles)('shows the tested recipe %s as it is', (file) => {
     const text = readFileSync(join(ROOT, 'npm/recipes', file), 'utf8').trim()
     const shown = readme.includes(`// ${file.split('/').slice(1).join('/')}\n${text}\n`)
-    expect(shown ? 'shown as it is' : `README.md does not show npm/recipes/${file} as it is`).toBe('shown as it is')
+    expect(
+      shown ? 'shown as it is' : `docs/testing-with-rock-legends.md does not show npm/recipes/${file} as it is`,
+    ).toBe('shown as it is')
   })
 })

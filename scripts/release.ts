@@ -13,7 +13,7 @@ import type { BunPlugin } from 'bun'
 import { inspectExecutable } from './inspect-executable.ts'
 import { adhocSign } from './macho-sign.ts'
 
-const ROOT = resolve(import.meta.dir, '../..')
+const ROOT = resolve(import.meta.dir, '..')
 const DIST = join(ROOT, 'dist')
 const STAGE = join(DIST, '.release')
 

@@ -1,15 +1,16 @@
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { inspectExecutable } from '../../src/build/inspect-executable.ts'
-import { adhocSign } from '../../src/build/macho-sign.ts'
-import { hostTarget } from '../../src/build/pack.ts'
-import { argon2Package, nativeModuleOf, outfileOf, TARGETS } from '../../src/build/release.ts'
-import { MAX_OVER_FLOOR, measureSize } from '../../src/build/size.ts'
+import { inspectExecutable } from '../../scripts/inspect-executable.ts'
+import { adhocSign } from '../../scripts/macho-sign.ts'
+import { hostTarget } from '../../scripts/pack.ts'
+import { argon2Package, nativeModuleOf, outfileOf, TARGETS } from '../../scripts/release.ts'
+import { MAX_OVER_FLOOR, measureSize } from '../../scripts/size.ts'
 
 // `bun run build:all` as a release manager runs it, then every file checked independently of the script's report.
-// `bun run test` builds and checks this machine's executable only, so that a first test run downloads no other
-// platform's runtime; `bun run test:release` (CI's release step) builds and checks every platform.
+// `bun run test:release` (CI's release step) builds and checks every platform; run without ROCK_LEGENDS_RELEASE=all
+// (`bun test --path-ignore-patterns='npm/recipes/**' test/release/executables.test.ts`), this machine's only, so that
+// nothing downloads another platform's runtime.
 const ROOT = resolve(import.meta.dir, '../..')
 const ALL = process.env.ROCK_LEGENDS_RELEASE === 'all'
 const HOST = hostTarget()
@@ -120,9 +121,9 @@ describe.skipIf(!ALL)('Mach-O signatures (bun run test:release)', () => {
   })
 })
 
-describe('README', () => {
+describe('docs/releases.md', () => {
   test('states, for every target, what was verified and how to run it', () => {
-    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
+    const readme = readFileSync(join(ROOT, 'docs/releases.md'), 'utf8')
     for (const target of TARGETS) expect(readme).toContain(`| \`${outfileOf(target).split('/').at(-1)}\` |`)
   })
 })

@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import type { PackResult } from '../../src/build/pack.ts'
+import type { PackResult } from '../../scripts/pack.ts'
 import { removeDir } from '../support/binary.ts'
 import { hasNode, installProject, packOnce, RECIPES, run, startScopeRegistry } from './node-project.ts'
 
-// The README's recipes, run for real: each is a fresh Node project that installs the packed tarballs and its pinned
-// test runner (npm's cache, else the registry), then runs `npm test` with no Bun on its PATH.
+// The recipes of docs/testing-with-rock-legends.md, run for real: each is a fresh Node project that installs the
+// packed tarballs and its pinned test runner (npm's cache, else the registry), then runs `npm test` with no Bun on
+// its PATH.
 const RECIPES_RUN = [
   // [recipe, what its runner prints when both tests passed]
   ['node-test', /^# pass 2$/m],

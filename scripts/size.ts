@@ -8,7 +8,7 @@ import { mkdirSync, rmSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { outfileOf, type ReleaseTarget, TARGETS } from './release.ts'
 
-const ROOT = resolve(import.meta.dir, '../..')
+const ROOT = resolve(import.meta.dir, '..')
 const STAGE = join(ROOT, 'dist/.release/floor')
 
 /** How far above the floor an executable may grow: the app, its assets and its argon2 module. */
