@@ -142,10 +142,10 @@ async function startServerProcess({ command, ready, url: urlOf, cwd, logFile }: 
  * Starts the compiled rock-legends on a free loopback port with `args` added: as users start it, with the default
  * pretty access log on stderr, written into `logFile`; or, without a `logFile`, with `--log off`.
  */
-export function startRockLegends(args: string[], logFile?: string): Promise<ServerProcess> {
+export function startRockLegends(args: string[], logFile?: string, binary = BINARY): Promise<ServerProcess> {
   const log = logFile ? [] : ['--log', 'off']
   return startServerProcess({
-    command: [BINARY, '--host', '127.0.0.1', '--port', '0', ...log, ...args],
+    command: [binary, '--host', '127.0.0.1', '--port', '0', ...log, ...args],
     ready: /^rock-legends listening on (\S+)$/m,
     url: (match) => match[1] as string,
     logFile,

@@ -103,10 +103,16 @@ const orderOf = (round: number) => SQL_TARGETS.map((_, i) => SQL_TARGETS[(i + ro
 const sum = (values: readonly number[]) => values.reduce((total, value) => total + value, 0)
 
 /** A replica over `database`, as users start it but for `--data`: the default access log, into a file beside `dir`. */
-async function startReplica(pg: BenchPostgres, database: string, dir: string, seed?: string): Promise<ServerProcess> {
+export async function startReplica(
+  pg: BenchPostgres,
+  database: string,
+  dir: string,
+  seed?: string,
+  binary?: string,
+): Promise<ServerProcess> {
   await mkdir(dir, { recursive: true })
   const args = ['--data', pg.url(database), '--api-key', API_KEY, ...(seed ? [`--seed=${seed}`] : [])]
-  return startRockLegends(args, accessLogOf(dir))
+  return startRockLegends(args, accessLogOf(dir), binary)
 }
 
 /**
@@ -114,7 +120,7 @@ async function startReplica(pg: BenchPostgres, database: string, dir: string, se
  * replicas), and sums their figures; latencies are the higher of the two. With `pg`, adds PostgreSQL's CPU time and
  * samples what its backends do meanwhile.
  */
-async function loadTarget(servers: readonly ServerProcess[], load: Load, pg?: BenchPostgres): Promise<SqlRun> {
+export async function loadTarget(servers: readonly ServerProcess[], load: Load, pg?: BenchPostgres): Promise<SqlRun> {
   const pgBefore = pg ? await pg.cpuSeconds() : 0
   const connections = load.connections / servers.length
   const sampling = pg?.sampleActivity()

@@ -43,7 +43,9 @@ export async function insertCredential(
       await tx`UPDATE rl_credentials SET revoked_at = ${fields.createdAt} WHERE id = ANY(${tx.array(oldest, 'INT8')}::bigint[])`
     }
   }
-  const row = credentialRow(await takeIds(tx, 'credentials', 1), fields)
+  // The id once the user's row is held: a user's credentials get ids in the order they commit.
+  const [id] = await takeIds(tx, 'rl_credential_ids', 1)
+  const row = credentialRow(id as number, fields)
   await tx`INSERT INTO rl_credentials ${tx(row)}`
   return credentialOf(row)
 }

@@ -18,9 +18,9 @@ const ALBUM_ORDERS: Record<AlbumSort, string> = {
 
 /**
  * A page of the artists matching `query.q` (by folded name or band) in `query.sort` order, and their total: the
- * `artists.count` counter without a search, the count of the matches with one; and the version of the artists it
- * was read at (`artists.version`, see page-cache.ts; undefined in a database without that counter). One statement,
- * one round trip, one snapshot.
+ * artists' tally (the sum of its stripes' counts, migration 5) without a search, the count of the matches with one;
+ * and the version of the artists it was read at (the sum of the stripes' versions, see page-cache.ts; undefined
+ * without a tally). One statement, one round trip, one snapshot: the sums are exact.
  */
 export async function listArtists(
   sql: SQL,
@@ -32,18 +32,19 @@ export async function listArtists(
   const rows =
     needle === ''
       ? await sql`
-        SELECT c.value AS total, v.value AS version, a.id, a.name, a.description, a.image, a.band
-        FROM rl_counters AS c LEFT JOIN rl_counters AS v ON v.name = 'artists.version' LEFT JOIN LATERAL (
+        SELECT t.total, t.version, a.id, a.name, a.description, a.image, a.band
+        FROM (
+          SELECT sum(count) AS total, sum(version) AS version FROM rl_tallies WHERE name = 'artists'
+        ) AS t LEFT JOIN LATERAL (
           SELECT id, name, description, image, band FROM rl_artists
           ORDER BY ${order} LIMIT ${page.limit} OFFSET ${page.offset}
-        ) AS a ON true
-        WHERE c.name = 'artists.count'`
+        ) AS a ON true`
       : await sql`
-        SELECT t.total, v.value AS version, a.id, a.name, a.description, a.image, a.band
+        SELECT t.total, v.version, a.id, a.name, a.description, a.image, a.band
         FROM (
           SELECT count(*) AS total FROM rl_artists
           WHERE strpos(folded_name, ${needle}) > 0 OR strpos(folded_band, ${needle}) > 0
-        ) AS t LEFT JOIN rl_counters AS v ON v.name = 'artists.version' LEFT JOIN LATERAL (
+        ) AS t, (SELECT sum(version) AS version FROM rl_tallies WHERE name = 'artists') AS v LEFT JOIN LATERAL (
           SELECT id, name, description, image, band FROM rl_artists
           WHERE strpos(folded_name, ${needle}) > 0 OR strpos(folded_band, ${needle}) > 0
           ORDER BY ${order} LIMIT ${page.limit} OFFSET ${page.offset}

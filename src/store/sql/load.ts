@@ -2,7 +2,7 @@ import type { SQL } from 'bun'
 import type { CatalogueEntry, LoadOptions } from '../store.ts'
 import { albumRow, artistRow } from './rows.ts'
 import { insertRows } from './snapshot.ts'
-import { takeIds } from './writes.ts'
+import { takeIds, tallyArtists } from './writes.ts'
 
 /** Whether the store holds no artist, album or user, as `tx` sees it. */
 async function empty(tx: SQL): Promise<boolean> {
@@ -13,10 +13,10 @@ async function empty(tx: SQL): Promise<boolean> {
 }
 
 /**
- * Adds a catalogue in `tx`, with ids from the counters of the same transaction and the images `options.cover`
- * makes from them. With `ifEmpty`, the counters of artists, albums and users are locked first (every insert of
- * those updates one of them), so that of many replicas seeding one empty database at once, one loads and the
- * others, once it committed, find it filled.
+ * Adds a catalogue in `tx`, with ids from the sequences and the images `options.cover` makes from them. With
+ * `ifEmpty`, every stripe of the artists' tally is locked first (in order), so that of many replicas seeding one
+ * empty database at once, one loads and the others, once it committed, find it filled; creates of artists wait
+ * meanwhile.
  */
 export async function loadCatalogue(
   tx: SQL,
@@ -24,7 +24,7 @@ export async function loadCatalogue(
   { cover, ifEmpty = false }: LoadOptions,
 ): Promise<{ artists: number; albums: number } | undefined> {
   if (ifEmpty) {
-    await tx`SELECT value FROM rl_counters WHERE name IN ('albums', 'artists', 'users') ORDER BY name FOR UPDATE`
+    await tx`SELECT stripe FROM rl_tallies WHERE name = 'artists' ORDER BY stripe FOR UPDATE`
     // A statement after the lock: under READ COMMITTED, it sees what a seeder before us committed.
     if (!(await empty(tx))) return undefined
   }
@@ -33,16 +33,18 @@ export async function loadCatalogue(
   const albumTotal = catalogue.reduce((sum, entry) => sum + entry.albums.length, 0)
   if (catalogue.length === 0) return { artists: 0, albums: 0 }
   // The list's size, and its version (page-cache.ts): cached pages of the list are stale from now on.
-  await tx`UPDATE rl_counters SET value = value + ${catalogue.length} WHERE name IN ('artists.count', 'artists.version')`
-  let artistId = await takeIds(tx, 'artists', catalogue.length)
-  let albumId = albumTotal > 0 ? await takeIds(tx, 'albums', albumTotal) : 0
+  await tallyArtists(tx, catalogue.length)
+  const artistIds = await takeIds(tx, 'rl_artist_ids', catalogue.length)
+  const albumIds = await takeIds(tx, 'rl_album_ids', albumTotal)
+  let artistAt = 0
+  let albumAt = 0
   const artists = []
   const albums = []
   for (const { albums: entries, ...entry } of catalogue) {
-    const id = artistId++
+    const id = artistIds[artistAt++] as number
     artists.push(artistRow(id, { ...entry, image: imageOf(entry.image, 'artist', id) }, entries.length))
     for (const fields of entries) {
-      const album = albumId++
+      const album = albumIds[albumAt++] as number
       albums.push(albumRow(album, { ...fields, artistId: id, image: imageOf(fields.image, 'album', album) }))
     }
   }

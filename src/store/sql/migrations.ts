@@ -7,7 +7,9 @@
  * 1. No advisory locks: the schema lease is a row (`rl_schema`), taken with an UPDATE … WHERE that only one
  *    replica can win.
  * 2. No LISTEN/NOTIFY: replicas read what they need from the tables.
- * 3. No SERIAL, IDENTITY or sequences: ids come from `rl_counters`, updated in the transaction that uses them.
+ * 3. Ids come from plain sequences (`CREATE SEQUENCE`, `nextval`, `setval`: CockroachDB has them too, as
+ *    non-transactional as PostgreSQL's), never SERIAL or IDENTITY columns: a `nextval` locks nothing until its
+ *    transaction ends, so replicas inserting at once never wait for each other's commits (issue 27).
  * 4. No triggers and no stored functions: all logic is in the service.
  * 5. ON CONFLICT names plain columns, never an expression: a normalised value (an email's key) has its own column
  *    with a unique index.
@@ -145,6 +147,63 @@ export const MIGRATIONS: readonly Migration[] = [
       'ALTER TABLE rl_users ADD COLUMN IF NOT EXISTS credentials_epoch BIGINT NOT NULL DEFAULT 0',
       // The epoch of its account that a credential was issued under (`Credential.epoch`).
       'ALTER TABLE rl_credentials ADD COLUMN IF NOT EXISTS epoch BIGINT NOT NULL DEFAULT 0',
+    ],
+  },
+  {
+    version: 5,
+    name: 'ids from sequences, the artists tallied in stripes',
+    statements: [
+      // One sequence per collection, replacing the id counters of `rl_counters`: every batch of creates updated
+      // those rows and held their locks until its commit was flushed, so the batches of all replicas queued behind
+      // one another (issue 27). Migration 6 starts each past the counter it replaces.
+      'CREATE SEQUENCE IF NOT EXISTS rl_artist_ids',
+      'CREATE SEQUENCE IF NOT EXISTS rl_album_ids',
+      'CREATE SEQUENCE IF NOT EXISTS rl_user_ids',
+      'CREATE SEQUENCE IF NOT EXISTS rl_credential_ids',
+      // `meta.total` of the artist list (`count`) and the artists' version for cached list pages (`version`,
+      // page-cache.ts), spread over a few rows (`stripe`) that reads add up: a write adds to one stripe that no other
+      // transaction holds (writes.ts), so writers on several replicas do not wait for each other's commits, and the
+      // sums stay exact, read in one snapshot. Its rows are put by every replica as it opens (sql-store.ts): rule 9.
+      `CREATE TABLE IF NOT EXISTS rl_tallies (
+        name TEXT NOT NULL,
+        stripe INT NOT NULL,
+        count BIGINT NOT NULL,
+        version BIGINT NOT NULL,
+        PRIMARY KEY (name, stripe)
+      )`,
+    ],
+  },
+  {
+    version: 6,
+    name: 'the counters moved to the sequences and the tallies',
+    statements: [
+      // Each sequence starts past the highest of its old counter, the highest id in its table (a row put by hand)
+      // and its own value: the next record gets the id it would have had before, and a migration that died half-way
+      // and runs again never moves a sequence back. Replicas of earlier builds, which still take ids from
+      // `rl_counters`, must be stopped before this build starts (README, Running several replicas).
+      ...(
+        [
+          ['rl_artist_ids', 'artists', 'rl_artists'],
+          ['rl_album_ids', 'albums', 'rl_albums'],
+          ['rl_user_ids', 'users', 'rl_users'],
+          ['rl_credential_ids', 'credentials', 'rl_credentials'],
+        ] as const
+      ).map(
+        ([sequence, counter, table]) => `SELECT setval('${sequence}', GREATEST(
+          (SELECT COALESCE(max(value), 0) FROM rl_counters WHERE name = '${counter}'),
+          (SELECT COALESCE(max(id), 0) FROM ${table}),
+          (SELECT CASE WHEN is_called THEN last_value ELSE last_value - 1 END FROM ${sequence})
+        ) + 1, false)`,
+      ),
+      // The artists' size and version as they were, into stripe 0.
+      `INSERT INTO rl_tallies (name, stripe, count, version)
+        SELECT 'artists', 0, c.value, v.value FROM rl_counters AS c, rl_counters AS v
+        WHERE c.name = 'artists.count' AND v.name = 'artists.version'
+        ON CONFLICT (name, stripe) DO NOTHING`,
+      // Gone, so that a replica of an earlier build still running fails its writes loudly (its counter is missing)
+      // instead of giving ids twice. `rl_counters` stays, empty, for the earlier migrations' sake.
+      `DELETE FROM rl_counters
+        WHERE name IN ('artists', 'albums', 'users', 'credentials', 'artists.count', 'artists.version')`,
     ],
   },
 ]

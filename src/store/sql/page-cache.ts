@@ -2,11 +2,14 @@ import { ByteCache, CACHE_BUDGET_BYTES, estimateBytes } from '../../cache/byte-c
 import type { Slice } from '../store.ts'
 
 /**
- * Pages of the artist list as last read, each with the catalogue version (`artists.version`) it was read at. Every
- * write to the artists, on any replica, moves that version on in its own transaction, so a page whose version is
- * still the database's is exactly what a fresh read would return: the store then hands back the very same objects,
- * which the HTTP layer recognises and answers with the bytes it already encoded (src/http/pagination.ts). Asking the
- * version is one row by primary key: far cheaper, on both sides, than the page it saves reading and decoding.
+ * Pages of the artist list as last read, each with the catalogue version it was read at: the sum of the versions of
+ * the stripes of the artists' tally (`rl_tallies`, migration 5), read in the page's own statement. Every write to
+ * the artists, on any replica, adds to one stripe's version in its own transaction, and nothing ever takes from
+ * one (a restore adds too), so the sum grows with every committed write: a page whose version is still the
+ * database's is exactly what a fresh read would return, whichever replica wrote meanwhile. The store then hands back
+ * the very same objects, which the HTTP layer recognises and answers with the bytes it already encoded
+ * (src/http/pagination.ts). Asking the version is a sum over a few rows of one primary key range: far cheaper, on
+ * both sides, than the page it saves reading and decoding.
  *
  * Bounded by bytes, not pages: a {@link ByteCache} of `budget` (16 MiB by default), each page counted by the estimated
  * size of its decoded records ({@link estimateBytes}); past the budget the page used longest ago goes, and a page

@@ -97,10 +97,12 @@ export const fetchAlbums = (sql: SQL, ids: number[]): Promise<Map<number, Album>
 export const fetchUsers = (sql: SQL, ids: number[]): Promise<Map<number, User>> =>
   byId(sql, 'rl_users', '*', ids, userOf)
 
-/** The values of the counters `names`, as text, by name. */
-export async function fetchCounters(sql: SQL, names: string[]): Promise<Map<string, string>> {
-  const rows = await sql`SELECT name, value FROM rl_counters WHERE name = ANY(${sql.array(names, 'TEXT')}::text[])`
-  return new Map(rows.map((row: { name: string; value: unknown }) => [row.name, String(row.value)]))
+/** The versions of the tallies `names` (the sum of their stripes' versions, migration 5), as text, by name. */
+export async function fetchVersions(sql: SQL, names: string[]): Promise<Map<string, string>> {
+  const rows = await sql`
+    SELECT name, sum(version) AS version FROM rl_tallies WHERE name = ANY(${sql.array(names, 'TEXT')}::text[])
+    GROUP BY name`
+  return new Map(rows.map((row: { name: string; version: unknown }) => [row.name, String(row.version)]))
 }
 
 /** The credentials whose secrets hash to `hashes`, by hash. */

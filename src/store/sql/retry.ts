@@ -21,7 +21,7 @@ const ATTEMPTS = 8
  * must do nothing outside the transaction that cannot be repeated.
  *
  * @example
- * const next = await inTransaction(sql, (tx) => tx`UPDATE rl_counters SET value = value + 1 … RETURNING value`)
+ * const [user] = await inTransaction(sql, (tx) => tx`UPDATE rl_users SET disabled_at = ${at} WHERE id = ${id} RETURNING *`)
  */
 export function inTransaction<T>(sql: SQL, work: (tx: SQL) => Promise<T>): Promise<T> {
   return retried(async () => (await sql.begin((tx) => work(tx as unknown as SQL))) as T)

@@ -14,6 +14,7 @@ import {
   userOf,
   userRow,
 } from './rows.ts'
+import { STRIPES } from './writes.ts'
 
 /** Everything the store holds, in the shape of the JSON store's document (so a reset point reads the same). */
 export interface SnapshotDocument {
@@ -36,21 +37,35 @@ export async function insertRows(tx: SQL, table: string, rows: readonly Record<s
   for (let at = 0; at < rows.length; at += CHUNK) await tx`INSERT INTO ${tx(table)} ${tx(rows.slice(at, at + CHUNK))}`
 }
 
-/** Everything stored now, read in `tx`, whose isolation must be at least REPEATABLE READ for one consistent view. */
+/** The sequence of each counter of a {@link SnapshotDocument} (migration 5). */
+const SEQUENCES = {
+  artists: 'rl_artist_ids',
+  albums: 'rl_album_ids',
+  users: 'rl_user_ids',
+  credentials: 'rl_credential_ids',
+} as const
+
+/**
+ * Everything stored now, read in `tx`, whose isolation must be at least REPEATABLE READ for one consistent view of
+ * the rows. The counters are the last ids the sequences gave: a sequence is not transactional, so one taken by a
+ * write still in flight counts too (the next id after a reset is then past it, the same at every reset).
+ */
 export async function dump(tx: SQL): Promise<SnapshotDocument> {
-  const counters = Object.fromEntries(
-    (await tx`SELECT name, value FROM rl_counters`).map((row: { name: string; value: string }) => [
-      row.name,
-      Number(row.value),
-    ]),
+  const [last] = await tx.unsafe(
+    `SELECT ${Object.entries(SEQUENCES)
+      .map(
+        ([name, sequence]) =>
+          `(SELECT CASE WHEN is_called THEN last_value ELSE last_value - 1 END FROM ${sequence}) AS ${name}`,
+      )
+      .join(', ')}`,
   )
   return {
     version: 1,
     counters: {
-      artists: counters.artists ?? 0,
-      albums: counters.albums ?? 0,
-      users: counters.users ?? 0,
-      credentials: counters.credentials ?? 0,
+      artists: Number(last?.artists ?? 0),
+      albums: Number(last?.albums ?? 0),
+      users: Number(last?.users ?? 0),
+      credentials: Number(last?.credentials ?? 0),
     },
     artists: (await tx.unsafe(`SELECT ${ARTIST_COLUMNS} FROM rl_artists ORDER BY id`)).map(artistOf),
     albums: (await tx.unsafe(`SELECT ${ALBUM_COLUMNS} FROM rl_albums ORDER BY id`)).map(albumOf),
@@ -59,10 +74,13 @@ export async function dump(tx: SQL): Promise<SnapshotDocument> {
   }
 }
 
-/** Puts the counters to `values`, creating missing rows. */
-export async function setCounters(tx: SQL, values: Record<string, number>): Promise<void> {
-  const rows = Object.entries(values).map(([name, value]) => ({ name, value }))
-  await tx`INSERT INTO rl_counters ${tx(rows)} ON CONFLICT (name) DO UPDATE SET value = excluded.value`
+/**
+ * Puts every sequence back to its counter in `counters` (the last id given): its next id is the one after. Not
+ * transactional (no sequence is), so it is the last statement of a restore before its commit.
+ */
+export async function setSequences(tx: SQL, counters: SnapshotDocument['counters']): Promise<void> {
+  for (const [name, sequence] of Object.entries(SEQUENCES))
+    await tx`SELECT setval(${sequence}::regclass, ${(counters[name as keyof typeof SEQUENCES] ?? 0) + 1}, false)`
 }
 
 /**
@@ -70,6 +88,10 @@ export async function setCounters(tx: SQL, values: Record<string, number>): Prom
  * are computed again, by this build's rules.
  */
 export async function replaceAll(tx: SQL, document: SnapshotDocument, emailKey: (email: string) => string) {
+  // Every stripe of the artists' tally first, in order: creates of artists in flight on any replica commit before
+  // the rows are replaced, and those that come later wait for the reset, then take their ids from the sequence as
+  // it puts it back (writes.ts takes them only once it holds a stripe).
+  await tx`SELECT stripe FROM rl_tallies WHERE name = 'artists' ORDER BY stripe FOR UPDATE`
   // Children first, for the foreign keys. DELETE rather than TRUNCATE: TRUNCATE is a schema change in CockroachDB.
   for (const table of ['rl_credentials', 'rl_albums', 'rl_users', 'rl_artists']) await tx`DELETE FROM ${tx(table)}`
   const albumCounts = new Map<number, number>()
@@ -94,7 +116,12 @@ export async function replaceAll(tx: SQL, document: SnapshotDocument, emailKey: 
     'rl_credentials',
     document.credentials.map((credential) => credentialRow(credential.id, credential)),
   )
-  await setCounters(tx, { ...document.counters, 'artists.count': document.artists.length })
-  // Moves on, never back to the reset point's: a version names one state of the artists, never two.
-  await tx`UPDATE rl_counters SET value = value + 1 WHERE name = 'artists.version'`
+  // The size on stripe 0; every version moves on, never back: a version names one state of the artists, never two.
+  const stripes = Array.from({ length: STRIPES }, (_, stripe) => ({ name: 'artists', stripe, count: 0, version: 0 }))
+  await tx`INSERT INTO rl_tallies ${tx(stripes)} ON CONFLICT (name, stripe) DO NOTHING`
+  await tx`
+    UPDATE rl_tallies SET count = CASE WHEN stripe = 0 THEN ${document.artists.length}::bigint ELSE 0 END,
+      version = version + 1
+    WHERE name = 'artists'`
+  await setSequences(tx, document.counters)
 }

@@ -41,14 +41,14 @@ import { listAlbums, listArtists } from './lists.ts'
 import { loadCatalogue } from './load.ts'
 import { migrate } from './migrate.ts'
 import { PageCache } from './page-cache.ts'
-import { fetchAlbums, fetchArtists, fetchCounters, fetchCredentials, fetchUsers, ReadBatcher } from './reads.ts'
+import { fetchAlbums, fetchArtists, fetchCredentials, fetchUsers, fetchVersions, ReadBatcher } from './reads.ts'
 import { inTransaction, retried, sqlState } from './retry.ts'
 import { artistOf, artistRow, credentialOf, userOf, userRow } from './rows.ts'
 import { dump, RESET_POINT, replaceAll, type SnapshotDocument } from './snapshot.ts'
-import { type Transact, takeIds, WriteBatcher } from './writes.ts'
+import { STRIPES, type Transact, takeIds, tallyArtists, WriteBatcher } from './writes.ts'
 
-/** The counters every store needs, put by each replica as it opens (idempotent, safe against each other). */
-const COUNTERS = ['artists', 'albums', 'users', 'credentials', 'artists.count', 'artists.version']
+/** The stripes of the artists' tally, put by each replica as it opens (idempotent, safe against each other). */
+const TALLY_ROWS = Array.from({ length: STRIPES }, (_, stripe) => ({ name: 'artists', stripe, count: 0, version: 0 }))
 
 /** An id the tables can hold; any other cannot name a record. */
 const validId = (id: number) => Number.isSafeInteger(id) && id > 0
@@ -75,8 +75,9 @@ export interface SqlStoreOptions {
 
 /**
  * Opens the store over the database at `url`: connects (waiting up to `waitMs` for it), brings the schema to this
- * build's version (one replica migrates, the others wait), and makes sure the counters exist. Every connection runs
- * with `statement_timeout` (a startup parameter of each connection, so it holds on every one the pool opens).
+ * build's version (one replica migrates, the others wait), and makes sure the tallies' stripes exist. Every
+ * connection runs with `statement_timeout` (a startup parameter of each connection, so it holds on every one the pool
+ * opens).
  */
 export async function openSqlStore(url: string, options: SqlStoreOptions = {}): Promise<SqlStore> {
   const { pool = 10, waitMs = 10_000, statementTimeoutMs = 5000, connectTimeoutMs = 3000 } = options
@@ -93,8 +94,7 @@ export async function openSqlStore(url: string, options: SqlStoreOptions = {}): 
   })
   try {
     await migrate(sql, { owner: options.owner ?? `${hostname()}:${process.pid}`, waitMs: Math.max(waitMs, 60_000) })
-    const rows = COUNTERS.map((name) => ({ name, value: 0 }))
-    await sql`INSERT INTO rl_counters ${sql(rows)} ON CONFLICT (name) DO NOTHING`
+    await sql`INSERT INTO rl_tallies ${sql(TALLY_ROWS)} ON CONFLICT (name, stripe) DO NOTHING`
   } catch (error) {
     await sql.close().catch(() => {})
     throw storeError(error, describeTarget(url))
@@ -107,13 +107,15 @@ export async function openSqlStore(url: string, options: SqlStoreOptions = {}): 
  * any number of replicas: everything lives in the database, nothing in the process but credential uses not yet
  * saved (see `touch`).
  *
- * - Ids and `meta.total` come from `rl_counters` rows (and each artist's `album_count`), updated in the transaction
- *   of the write: concurrent creates on two replicas never share an id, and no list counts its table.
+ * - Ids come from sequences, and `meta.total` from the artists' tally (`rl_tallies`, a few stripes that reads add up)
+ *   and each artist's `album_count`, updated in the transaction of the write: concurrent creates on two replicas
+ *   never share an id, no list counts its table, and no row is locked by every write of a kind (issue 27): writes
+ *   on several replicas commit side by side.
  * - Artist and album inserts are batched (writes.ts): those that arrive while a transaction is in flight share the
  *   next one. Every other write is a transaction of its own, retried on serialization failures (retry.ts).
  * - Reads by id (artists, albums, users, credentials by hash) asked in one turn of the event loop share one
- *   statement (reads.ts); pages of the artist list are kept, and served again while the artists' version counter,
- *   moved on by every write to them, is unchanged (page-cache.ts).
+ *   statement (reads.ts); pages of the artist list are kept, and served again while the artists' version (the sum
+ *   of the tally's stripes' versions), moved on by every write to them, is unchanged (page-cache.ts).
  * - Searches and name orders use columns computed by the app with the document store's own rules (rows.ts), so both
  *   stores answer alike.
  * - The reset point (`snapshot`) is a row of `rl_snapshots`, taken by the first replica that asks and shared by all:
@@ -130,10 +132,10 @@ export class SqlStore implements Store {
   private readonly timer: ReturnType<typeof setInterval>
   /** Pages of the artist list read lately, with the version of the artists they were read at. */
   private readonly artistPages = new PageCache<Artist>()
-  /** Reads by id, and of counters, asked in one turn of the event loop: one statement each (reads.ts). */
+  /** Reads by id, and of versions, asked in one turn of the event loop: one statement each (reads.ts). */
   private readonly artistReads = new ReadBatcher((ids: number[]) => this.read(() => fetchArtists(this.sql, ids)))
   private readonly albumReads = new ReadBatcher((ids: number[]) => this.read(() => fetchAlbums(this.sql, ids)))
-  private readonly counterReads = new ReadBatcher((names: string[]) => this.read(() => fetchCounters(this.sql, names)))
+  private readonly versionReads = new ReadBatcher((names: string[]) => this.read(() => fetchVersions(this.sql, names)))
   // The two reads of every request with a user's token or key: the credential, then its account.
   private readonly userReads = new ReadBatcher((ids: number[]) => this.read(() => fetchUsers(this.sql, ids)))
   private readonly credentialReads = new ReadBatcher((hashes: string[]) =>
@@ -141,7 +143,7 @@ export class SqlStore implements Store {
   )
   private closed = false
 
-  /** A store over the pool `sql`, opened on `url` (migrated and with its counters); see {@link openSqlStore}. */
+  /** A store over the pool `sql`, opened on `url` (migrated and with its tallies); see {@link openSqlStore}. */
   constructor(
     private readonly sql: SQL,
     url: string,
@@ -234,7 +236,7 @@ export class SqlStore implements Store {
         // A page read before is asked after by its version alone: one row instead of the page (page-cache.ts).
         const key = `${page.limit} ${page.offset} ${query.sort ?? 'id'} ${query.q ?? ''}`
         if (this.artistPages.has(key)) {
-          const version = await this.counterReads.get('artists.version')
+          const version = await this.versionReads.get('artists')
           const cached = version !== undefined && this.artistPages.get(key, version)
           if (cached) return cached
         }
@@ -254,7 +256,7 @@ export class SqlStore implements Store {
           WHERE id = ${row.id} RETURNING id`
         if (!found) return undefined
         // Cached pages of the list are stale from now on, on every replica (page-cache.ts).
-        await tx`UPDATE rl_counters SET value = value + 1 WHERE name = 'artists.version'`
+        await tallyArtists(tx, 0)
         return artistOf(row)
       })
     },
@@ -283,7 +285,8 @@ export class SqlStore implements Store {
       }),
     insert: (fields: NewUser): Promise<User> =>
       this.write(async (tx) => {
-        const row = userRow(await takeIds(tx, 'users', 1), { ...fields, credentialsEpoch: 0 }, emailKey(fields.email))
+        const [id] = await takeIds(tx, 'rl_user_ids', 1)
+        const row = userRow(id as number, { ...fields, credentialsEpoch: 0 }, emailKey(fields.email))
         await tx`INSERT INTO rl_users ${tx(row)}`
         return userOf(row)
       }).catch((error: unknown) => {
