@@ -14,7 +14,6 @@ import { coverRoutes } from './covers/routes.ts'
 import { docsRoutes } from './docs/openapi.ts'
 import { allowedMethods } from './http/allowed-methods.ts'
 import { cors } from './http/cors.ts'
-import { credentialsFirst } from './http/credentials-first.ts'
 import { delay } from './http/delay.ts'
 import { type ErrorReporter, problemResponder } from './http/error-handler.ts'
 import { readOnly } from './http/read-only.ts'
@@ -22,38 +21,29 @@ import { requestLog } from './http/request-log.ts'
 import { absoluteTargets } from './http/request-target.ts'
 import { securityHeaders } from './http/security-headers.ts'
 import type { AccessEntry } from './log.ts'
+import type { ServerOptions } from './options.ts'
 import type { Store } from './store/store.ts'
 import { webRoutes } from './web/routes.ts'
 
-/** What an app is built from. */
-export interface AppOptions {
+/**
+ * What an app is built from: the server options that shape answers (documented in src/options.ts), and what the
+ * embedder supplies.
+ */
+export interface AppOptions
+  extends Pick<ServerOptions, 'apiKeys' | 'tokenTtlMs' | 'cors' | 'delay' | 'readOnly' | 'ui' | 'signup'> {
   store: Store
-  /** Service keys that may write (`--api-key`). */
-  apiKeys?: readonly string[]
   /** Where unexpected failures are reported; defaults to stderr. */
   report?: ErrorReporter
   /** The clock; tests inject their own. */
   now?: () => Date
-  /** Lifetime of bearer tokens from login, in milliseconds (`--token-ttl`); 24 hours by default. */
-  tokenTtlMs?: number
-  /** Origins allowed by CORS (`--cors`); none by default. */
-  cors?: readonly string[]
   /** Where each answered request is logged, with its `X-Request-Id`; no access log (and no ids) by default. */
   accessLog?: (entry: AccessEntry) => void
-  /** Milliseconds to wait before every API response (`--delay`); none by default. */
-  delay?: number
-  /** Refuse every write with 403 (`--read-only`). */
-  readOnly?: boolean
-  /** Serves `POST /__admin/reset` (service key) calling this (`--allow-reset`; see `captureStartState`). */
+  /** Serves `POST /__admin/reset` (service key) calling this (`allowReset`; see `captureStartState`). */
   reset?: Reset
   /** The brakes on sign-up and login; `ACCOUNT_LIMITS` by default (tests that sign up many users raise them). */
   limits?: AccountLimits
   /** How many artists and albums an account may add; `CATALOGUE_LIMITS` by default (tests lower them). */
   catalogueLimits?: CatalogueLimits
-  /** Serve the web pages at `/` (true by default); false (`--no-ui`) makes `/` a JSON index of the API. */
-  ui?: boolean
-  /** Whether anyone may create an account (true by default); false (`--no-signup`) answers sign-up with 403. */
-  signup?: boolean
 }
 
 const defaultReport: ErrorReporter = (message, error) => console.error(message, error)
@@ -90,21 +80,19 @@ export function createApp({
   const latestYear = now().getUTCFullYear() + 1
   const app = new Elysia({ normalize: false })
   const allowed = allowedMethods(() => app.routes)
+  const log = requestLog(accessLog)
+  // By default nothing runs before routing (an `onRequest` hook would cost every request more than the rest of a
+  // read): what every answer needs runs in each route's first step (its parse step for a write, else its transform)
+  // and in `mapResponse`; answers made outside any route come from the error handler. Only the flags that must act
+  // before routing (--cors, --delay, --read-only) add such a hook, and only when given.
   return (
     app
-      // Credentials (on routes that need them) before the body is read, then the JSON body.
-      .onParse(
-        { as: 'global' },
-        credentialsFirst(() => app.routes),
-      )
-      .onError(
-        { as: 'global' },
-        problemResponder(allowed, report, () => now().getTime()),
-      )
-      .use(requestLog(accessLog))
+      // Every error becomes a problem, with its request id and access line like any other answer.
+      .onError({ as: 'global' }, log.answering(problemResponder(allowed, report, () => now().getTime())))
+      .use(log.hooks)
       .use(absoluteTargets())
       .use(securityHeaders())
-      .use(cors(corsOrigins))
+      .use(cors(corsOrigins, log.requestId))
       .use(delay(delayMs))
       .use(readOnly(refuseWrites))
       .use(docsRoutes(() => app.routes))
@@ -126,7 +114,7 @@ export function createApp({
       .use(artistRoutes(catalogue, guard))
       .use(albumRoutes(catalogue, guard, latestYear))
       .use(accountRoutes(accounts, guard))
-      .use(coverRoutes(store))
+      .use(coverRoutes(catalogue))
       .use(resetRoutes(reset, guard))
       // The operator's accounts (`rock-legends users` while this server owns the data file): service keys only.
       .use(adminUserRoutes(new AccountAdmin(store, now), guard))

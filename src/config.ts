@@ -1,43 +1,10 @@
 import { parseUsersArgs, type UsersConfig } from './cli/users-args.ts'
+import type { Config, LogMode } from './options.ts'
 import { IN_MEMORY, isDatabaseUrl } from './store/open-store.ts'
 import { UsageError } from './usage-error.ts'
 
+export type { Config, LogMode } from './options.ts'
 export { UsageError } from './usage-error.ts'
-
-/** How the server logs: human-readable lines, one JSON object per line, or nothing. */
-export type LogMode = 'pretty' | 'json' | 'off'
-
-/** Everything the command line and environment can set, validated. */
-export interface Config {
-  port: number
-  host: string
-  /** A data file path, `:memory:`, or a `postgres://` URL of a database shared by replicas. */
-  data: string
-  /** Connections in the database pool (`--db-pool`); the SQL store's default if unset. */
-  dbPool?: number
-  /** How long to wait for an unreachable database at start (`--db-wait`), in milliseconds. */
-  dbWaitMs: number
-  /** `true` for the built-in catalogue, a path for a catalogue file of the same format, `false` for none. */
-  seed: boolean | string
-  apiKeys: string[]
-  /** Lifetime of bearer tokens, in milliseconds. */
-  tokenTtlMs: number
-  log: LogMode
-  /** Origins allowed by CORS; empty means no CORS headers at all. */
-  cors: string[]
-  /** Milliseconds added before every API response, for UI and timeout testing; 0 for none. */
-  delay: number
-  /** Refuse every write (POST, PUT, PATCH, DELETE) with 403. */
-  readOnly: boolean
-  /** Serve `POST /__admin/reset`, which restores the start-up state (service key only). */
-  allowReset: boolean
-  /** Journal size that triggers a compaction (ROCK_LEGENDS_COMPACT_AFTER, a tuning knob); the store's default if unset. */
-  compactAfterBytes?: number
-  /** Serve the web pages; `false` (`--no-ui`) makes `/` answer a JSON index of the API. */
-  ui: boolean
-  /** Whether anyone may create an account; `false` with `--no-signup`. */
-  signup: boolean
-}
 
 /** What `rock-legends healthcheck` asks. */
 export interface HealthcheckConfig {

@@ -7,7 +7,10 @@ export interface AccessEntry {
   /** The path and query as the client sent them. */
   path: string
   status: number
-  /** From the request's arrival to the handler's answer, in milliseconds. */
+  /**
+   * From the route's first step (its credential check and body for a write, else its handler) to its answer, in
+   * milliseconds; about 0 for answers made before any route runs (an unknown path, a `--read-only` refusal).
+   */
   durationMs: number
   /** The `X-Request-Id` of the answer: the client's own, or one generated for it. */
   requestId: string

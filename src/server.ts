@@ -1,44 +1,12 @@
 import { resolve } from 'node:path'
 import { captureStartState } from './admin/reset.ts'
 import { createApp } from './app.ts'
-import type { LogMode } from './config.ts'
 import { MAX_BODY_BYTES } from './http/body.ts'
 import { createLogger, flushLog } from './log.ts'
+import type { ServerOptions } from './options.ts'
 import { IN_MEMORY, isDatabaseUrl, openStore } from './store/open-store.ts'
 
-/** Options of {@link startServer}, named like the command-line flags. */
-export interface ServerOptions {
-  /** Port to listen on; 0 (the default here) picks a free one. */
-  port?: number
-  host?: string
-  /** A JSON data file, `:memory:` (the default here), or a `postgres://` URL of a database replicas share. */
-  data?: string
-  /** Connections in the database pool (`--db-pool`), for a database URL. */
-  dbPool?: number
-  /** How long to wait at start for a database that cannot be reached (`--db-wait`), in milliseconds; 10 s. */
-  dbWaitMs?: number
-  /** `true` for the built-in catalogue, or a catalogue file; only an empty store is seeded. */
-  seed?: boolean | string
-  apiKeys?: readonly string[]
-  /** Lifetime of bearer tokens in milliseconds (`--token-ttl`, which main passes as parsed); 24 hours by default. */
-  tokenTtlMs?: number
-  /** `off` (the default here), `pretty` or `json`. */
-  log?: LogMode
-  /** Origins allowed by CORS; none by default. */
-  cors?: readonly string[]
-  /** Milliseconds to wait before every API response (`--delay`), for UI and timeout tests; 0 by default. */
-  delay?: number
-  /** Refuse every write with 403 (`--read-only`). */
-  readOnly?: boolean
-  /** Serve `POST /__admin/reset` and allow {@link RunningServer.reset} (`--allow-reset`). */
-  allowReset?: boolean
-  /** Journal size that triggers a compaction of the data file; a tuning knob, the store's default if unset. */
-  compactAfterBytes?: number
-  /** Serve the web pages at `/` (the default); `false` (`--no-ui`) makes `/` a JSON index of the API. */
-  ui?: boolean
-  /** Whether anyone may create an account (the default); `false` (`--no-signup`) answers sign-up with 403. */
-  signup?: boolean
-}
+export type { ServerOptions } from './options.ts'
 
 /** A running server. */
 export interface RunningServer {
@@ -75,24 +43,9 @@ const operatorKey = () => `rl_op_${Buffer.from(crypto.getRandomValues(new Uint8A
  * await server.stop()
  */
 export async function startServer(options: ServerOptions = {}): Promise<RunningServer> {
-  const {
-    port = 0,
-    host = '127.0.0.1',
-    data = ':memory:',
-    seed = false,
-    apiKeys = [],
-    tokenTtlMs,
-    log: mode = 'off',
-    cors,
-    delay = 0,
-    readOnly = false,
-    allowReset = false,
-    compactAfterBytes,
-    dbPool,
-    dbWaitMs,
-    ui = true,
-    signup = true,
-  } = options
+  // The options that shape answers go to the app as they are (it has their defaults); these are the server's own.
+  const { port = 0, host = '127.0.0.1', data = IN_MEMORY, seed = false, apiKeys = [], log: mode = 'off' } = options
+  const { allowReset = false, delay = 0, compactAfterBytes, dbPool, dbWaitMs } = options
   const log = createLogger(mode)
   const store = await openStore(data, { compactAfterBytes, pool: dbPool, waitMs: dbWaitMs })
   try {
@@ -113,17 +66,12 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   const ownsFile = data !== IN_MEMORY && !isDatabaseUrl(data)
   const ownKey = ownsFile ? operatorKey() : undefined
   const app = createApp({
+    ...options,
     store,
     apiKeys: ownKey ? [...apiKeys, ownKey] : apiKeys,
-    tokenTtlMs,
-    cors,
-    delay,
-    readOnly,
     reset,
     report: log.error,
     accessLog: log.access,
-    ui,
-    signup,
   })
   try {
     app.listen({

@@ -1,9 +1,9 @@
 import type { Server } from 'bun'
 import { Elysia } from 'elysia'
 import { clientKey } from '../auth/client-key.ts'
-import { type authGuard, beforeBody } from '../auth/guard.ts'
+import type { authGuard } from '../auth/guard.ts'
 import { anyCredential, bearerToken, publicAccess } from '../docs/security.ts'
-import { bodyLimit, SMALL_BODY_BYTES } from '../http/body.ts'
+import { jsonBody, SMALL_BODY_BYTES } from '../http/body.ts'
 import { PageQuery, Paginated, pageMeta, pageOf } from '../http/pagination.ts'
 import { described, problemResponses } from '../http/responses.ts'
 import type { Slice } from '../store/store.ts'
@@ -18,7 +18,7 @@ import {
   SignupInput,
   User,
 } from './model.ts'
-import type { Accounts } from './service.ts'
+import type { Accounts, PersonalKey, Session as SignedIn } from './service.ts'
 
 const BASE = '/api/v1/user'
 const KEYS = `${BASE}/api-keys`
@@ -35,6 +35,23 @@ const clientOf = (server: Server<unknown> | null, request: Request) =>
   clientKey(server?.requestIP(request)?.address ?? IN_PROCESS)
 
 const noContent = () => new Response(null, { status: 204 })
+
+/** A session as `POST /login` answers it (`Session` in model.ts). */
+const sessionAnswer = ({ user, token, expiresAt }: SignedIn) => ({
+  user,
+  token,
+  token_type: 'Bearer' as const,
+  expires_at: expiresAt,
+})
+
+/** A personal API key as the API shows it (`ApiKey` in model.ts): `last_used_at` left out until it is first used. */
+const keyAnswer = ({ id, name, prefix, createdAt, lastUsedAt }: PersonalKey) => ({
+  id,
+  name,
+  prefix,
+  created_at: createdAt,
+  last_used_at: lastUsedAt ?? undefined,
+})
 
 /** `{ data, meta }` as every list answers (see `pageMeta`); a user's keys are few, and are not cached as pages. */
 const pageAnswer = <T>(path: string, page: { limit: number; offset: number }, slice: Slice<T>) => ({
@@ -57,7 +74,7 @@ export const accountRoutes = (accounts: Accounts, guard: ReturnType<typeof authG
       {
         // Before the body is read: a closed sign-up says so whatever was sent, and costs no parsing; an open one
         // reads at most 16 KiB, so an anonymous megabyte is refused unread.
-        transform: [beforeBody(() => accounts.requireSignupOpen()), bodyLimit(SMALL_BODY_BYTES)],
+        parse: jsonBody({ limit: SMALL_BODY_BYTES, first: () => accounts.requireSignupOpen() }),
         body: SignupInput,
         response: {
           201: described(User, 'The new user; `Location` is where they can read their profile once logged in.'),
@@ -73,23 +90,27 @@ export const accountRoutes = (accounts: Accounts, guard: ReturnType<typeof authG
         },
       },
     )
-    .post('/login', ({ body, server, request }) => accounts.logIn(body, clientOf(server, request)), {
-      // Anyone may send this: at most 16 KiB of body is read, and a larger one is refused unread.
-      transform: bodyLimit(SMALL_BODY_BYTES),
-      body: LoginInput,
-      response: {
-        200: described(Session, 'You are logged in: the bearer token is shown this once.'),
-        ...problemResponses(400, 401, 403, 413, 415, 429, 503),
+    .post(
+      '/login',
+      async ({ body, server, request }) => sessionAnswer(await accounts.logIn(body, clientOf(server, request))),
+      {
+        // Anyone may send this: at most 16 KiB of body is read, and a larger one is refused unread.
+        parse: jsonBody({ limit: SMALL_BODY_BYTES }),
+        body: LoginInput,
+        response: {
+          200: described(Session, 'You are logged in: the bearer token is shown this once.'),
+          ...problemResponses(400, 401, 403, 413, 415, 429, 503),
+        },
+        detail: {
+          operationId: 'loginUser',
+          summary: 'Log in for a bearer token',
+          description:
+            'Exchanges email and password for a bearer token (24 hours by default). A wrong password and an unknown email get the same 401; repeated failures get 429 with `Retry-After`. An account holds at most 100 live tokens: a login beyond that revokes the oldest. An account the operator has disabled gets 403 `account-disabled`, and only with the right password. A body over 16 KiB is 413, unread.',
+          tags: ['Accounts'],
+          security: publicAccess,
+        },
       },
-      detail: {
-        operationId: 'loginUser',
-        summary: 'Log in for a bearer token',
-        description:
-          'Exchanges email and password for a bearer token (24 hours by default). A wrong password and an unknown email get the same 401; repeated failures get 429 with `Retry-After`. An account holds at most 100 live tokens: a login beyond that revokes the oldest. An account the operator has disabled gets 403 `account-disabled`, and only with the right password. A body over 16 KiB is 413, unread.',
-        tags: ['Accounts'],
-        security: publicAccess,
-      },
-    })
+    )
     .get('/me', ({ caller }) => accounts.getUser(caller.userId), {
       user: true,
       response: { 200: described(User, 'The signed-in user.'), ...problemResponses(401, 403, 404, 503) },
@@ -124,10 +145,10 @@ export const accountRoutes = (accounts: Accounts, guard: ReturnType<typeof authG
     .post(
       '/api-keys',
       async ({ caller, body, set }) => {
-        const key = await accounts.createKey(caller.userId, body.name)
+        const created = await accounts.createKey(caller.userId, body.name)
         set.status = 201
-        set.headers.location = `${KEYS}/${key.id}`
-        return key
+        set.headers.location = `${KEYS}/${created.id}`
+        return { ...keyAnswer(created), key: created.key }
       },
       {
         user: true,
@@ -150,7 +171,8 @@ export const accountRoutes = (accounts: Accounts, guard: ReturnType<typeof authG
       '/api-keys',
       async ({ caller, query }) => {
         const page = pageOf(query)
-        return pageAnswer(KEYS, page, await accounts.listKeys(caller.userId, page))
+        const { items, total } = await accounts.listKeys(caller.userId, page)
+        return pageAnswer(KEYS, page, { items: items.map(keyAnswer), total })
       },
       {
         user: true,
@@ -172,21 +194,25 @@ export const accountRoutes = (accounts: Accounts, guard: ReturnType<typeof authG
         },
       },
     )
-    .get('/api-keys/:id', ({ caller, params }) => accounts.getKey(caller.userId, Number(params.id)), {
-      user: true,
-      params: ApiKeyIdParams,
-      response: {
-        200: described(ApiKey, 'The key, without the key itself.'),
-        ...problemResponses(400, 401, 403, 404, 503),
+    .get(
+      '/api-keys/:id',
+      async ({ caller, params }) => keyAnswer(await accounts.getKey(caller.userId, Number(params.id))),
+      {
+        user: true,
+        params: ApiKeyIdParams,
+        response: {
+          200: described(ApiKey, 'The key, without the key itself.'),
+          ...problemResponses(400, 401, 403, 404, 503),
+        },
+        detail: {
+          operationId: 'getApiKey',
+          summary: 'Get one personal API key',
+          description: "One of your personal API keys. Another user's key, or a revoked one, is 404.",
+          tags: ['Accounts'],
+          security: anyCredential,
+        },
       },
-      detail: {
-        operationId: 'getApiKey',
-        summary: 'Get one personal API key',
-        description: "One of your personal API keys. Another user's key, or a revoked one, is 404.",
-        tags: ['Accounts'],
-        security: anyCredential,
-      },
-    })
+    )
     .delete(
       '/api-keys/:id',
       async ({ caller, params }) => {

@@ -96,21 +96,30 @@ export interface AccountsOptions {
   signup?: boolean
 }
 
-/** A user as the API shows it. */
+/** A user as the service hands one out: never the password's hash, nor the state of the account. */
 export interface PublicUser {
   id: number
   name: string
   email: string
 }
 
-/** A personal API key as the API lists it; the key itself is never kept. */
-export interface ApiKeyView {
+/** A signed-in session: the user and their new bearer token, shown only now. */
+export interface Session {
+  user: PublicUser
+  token: string
+  /** When the token stops working (ISO 8601). */
+  expiresAt: string
+}
+
+/** A personal API key as the service hands one out: never its hash (the key itself is never kept). */
+export interface PersonalKey {
   id: number
   name: string
+  /** The first characters of the key, to recognise it. */
   prefix: string
-  created_at: string
-  /** Left out until the key is first used. */
-  last_used_at?: string
+  createdAt: string
+  /** `null` until the key is first used. */
+  lastUsedAt: string | null
 }
 
 // `rl_key_` or `rl_tok_` and four random characters: enough to tell keys apart in a list, too few to help a guesser.
@@ -129,12 +138,12 @@ export const displayEmail = (email: string) => email.trim().toLowerCase()
 
 const publicUser = ({ id, name, email }: User): PublicUser => ({ id, name, email })
 
-const apiKeyView = ({ id, name, prefix, createdAt, lastUsedAt }: Credential): ApiKeyView => ({
+const personalKey = ({ id, name, prefix, createdAt, lastUsedAt }: Credential): PersonalKey => ({
   id,
   name: name ?? '',
   prefix,
-  created_at: createdAt,
-  last_used_at: lastUsedAt ?? undefined,
+  createdAt,
+  lastUsedAt,
 })
 
 const emailTaken = (email: string) =>
@@ -243,7 +252,7 @@ export class Accounts {
   }
 
   /** Checks the password and issues a bearer token; refused for a wrong email or password, and after repeated ones. */
-  async logIn(fields: { email: string; password: string }, client: string) {
+  async logIn(fields: { email: string; password: string }, client: string): Promise<Session> {
     const email = normalizeEmail(fields.email)
     // Keyed by email and address together: a guesser is refused at their own address, the owner elsewhere is not.
     const emailFromClient = `${email}\n${client}`
@@ -324,7 +333,7 @@ export class Accounts {
     // The owner's earlier slips from this address are forgiven; failures from elsewhere, or still in flight, are not.
     await this.failuresByEmailFromClient.forgetSettled(emailFromClient)
     await this.knownAddresses.add(email, client)
-    return { user: publicUser(user), token, token_type: 'Bearer' as const, expires_at: expiresAt }
+    return { user: publicUser(user), token, expiresAt }
   }
 
   /**
@@ -358,7 +367,7 @@ export class Accounts {
    * still enabled and at the epoch read here, in the same write: an account disabled meanwhile gets 401, as its
    * credentials would a moment later, and one whose password was reset meanwhile 409 (send it again).
    */
-  async createKey(userId: number, name: string): Promise<ApiKeyView & { key: string }> {
+  async createKey(userId: number, name: string): Promise<PersonalKey & { key: string }> {
     const account = await this.store.users.get(userId)
     if (!account || account.disabledAt !== null) throw credentialsRefused()
     const key = await generateSecret(KEY_PREFIX)
@@ -380,7 +389,7 @@ export class Accounts {
         },
         CREDENTIAL_LIMITS.keys,
       )
-      return { ...apiKeyView(credential), key }
+      return { ...personalKey(credential), key }
     } catch (error) {
       if (error instanceof CredentialLimitError) throw tooManyKeys(error.max)
       if (error instanceof AccountChangedError) {
@@ -394,16 +403,16 @@ export class Accounts {
   }
 
   /** One page of the personal API keys of `userId` that are not revoked, oldest first. */
-  async listKeys(userId: number, page: Page): Promise<Slice<ApiKeyView>> {
+  async listKeys(userId: number, page: Page): Promise<Slice<PersonalKey>> {
     const keys = await this.activeKeys(userId)
-    return { items: keys.slice(page.offset, page.offset + page.limit).map(apiKeyView), total: keys.length }
+    return { items: keys.slice(page.offset, page.offset + page.limit).map(personalKey), total: keys.length }
   }
 
   /** Personal API key `id` of `userId`; another user's key, a revoked key or a token is not found. */
-  async getKey(userId: number, id: number): Promise<ApiKeyView> {
+  async getKey(userId: number, id: number): Promise<PersonalKey> {
     const key = (await this.activeKeys(userId)).find((credential) => credential.id === id)
     if (!key) throw unknownKey(id)
-    return apiKeyView(key)
+    return personalKey(key)
   }
 
   /** Revokes personal API key `id` of `userId`; not found as for {@link getKey}. */

@@ -1,4 +1,5 @@
 import { Elysia } from 'elysia'
+import { jsonBody } from '../http/body.ts'
 import { CredentialNotAllowedError, TooManyAttemptsError, UnauthenticatedError } from '../model/errors.ts'
 import type { Limiter } from '../store/store.ts'
 import { hashSecret, sameHash } from './secrets.ts'
@@ -99,53 +100,43 @@ export async function authenticate(
 /** What a route's `auth`, `user` or `service` option asks of a request: its caller, or a 401/403 refusal. */
 export type Requirement = (request: Request) => Promise<Caller>
 
-/** Anything a route checks before its body is read: a {@link Requirement}, or a precondition of `beforeBody`. */
-export type Precondition = (request: Request) => unknown
-
-// The transform hook each option gives its routes, with the requirement it checks, and the hooks of `beforeBody`
-// with theirs: the app's body parser finds them among a route's hooks (`preconditionOf`) and checks them before it
-// reads a byte of the body.
-const requirements = new WeakMap<object, Requirement>()
-const preconditions = new WeakMap<object, Precondition>()
-
-/** The first of a route's transform hooks (Elysia's `route.hooks.transform`) that `registry` knows. */
-function registered<T>(transforms: unknown, registry: WeakMap<object, T>): T | undefined {
-  if (!Array.isArray(transforms)) return undefined
-  for (const hook of transforms) {
-    const fn: unknown = typeof hook === 'function' ? hook : (hook as { fn?: unknown } | null)?.fn
-    const found = typeof fn === 'function' ? registry.get(fn) : undefined
-    if (found) return found
-  }
-  return undefined
-}
+// Marks the transform hook each option gives its routes with the requirement it checks (`requirementOf`).
+const REQUIREMENT = Symbol('requirement')
 
 /**
  * The requirement that a route's `auth`, `user` or `service` option gave it, found among the route's transform hooks
- * (Elysia's `route.hooks.transform`), or `undefined` for a public route.
+ * (Elysia's `route.hooks.transform`), or `undefined` for a public route. For tests and tools that list the protected
+ * routes; requests never look it up.
  *
  * @example
  * const requirement = requirementOf(app.routes[0]?.hooks.transform)
  */
 export function requirementOf(transforms: unknown): Requirement | undefined {
-  return registered(transforms, requirements)
+  if (!Array.isArray(transforms)) return undefined
+  for (const hook of transforms) {
+    const fn: unknown = typeof hook === 'function' ? hook : (hook as { fn?: unknown } | null)?.fn
+    if (typeof fn === 'function' && REQUIREMENT in fn) return (fn as { [REQUIREMENT]: Requirement })[REQUIREMENT]
+  }
+  return undefined
 }
 
-/** What a route checks before its body is read: its credential requirement, else a `beforeBody` precondition. */
-export function preconditionOf(transforms: unknown): Precondition | undefined {
-  return requirementOf(transforms) ?? registered(transforms, preconditions)
+/** The transform hook of a route's `auth`, `user` or `service` option: checks `requirement` (on GET and HEAD, first). */
+function checking(requirement: Requirement) {
+  const transform = async ({ request }: { request: Request }) => {
+    await requirement(request)
+  }
+  return Object.assign(transform, { [REQUIREMENT]: requirement })
 }
 
 /**
- * A route's own transform hook for a refusal that does not depend on the body (sign-up closed by `--no-signup`),
- * checked by the app's body parser before it reads a byte of the body, as credentials are.
- *
- * @example
- * .post('/signup', handler, { transform: beforeBody(() => accounts.requireSignupOpen()), body: SignupInput })
+ * Refuses, when a route is registered, a route that names its own `parse` beside `option`: that parse would run
+ * before the option's and read the body before the credentials are checked.
  */
-export function beforeBody(check: () => void) {
-  const transform = () => check()
-  preconditions.set(transform, check)
-  return transform
+const ownParseRefused = (option: string) => (route: object) => {
+  if ('parse' in route)
+    throw new Error(
+      `A route with { ${option}: true } cannot name its own parse: the option's parse step checks the credentials before it reads the body.`,
+    )
 }
 
 /**
@@ -153,10 +144,10 @@ export function beforeBody(check: () => void) {
  * is read or the parameters are validated (an anonymous caller costs no parsing and learns nothing about the API's
  * rules) and gives the handler `caller`; `{ user: true }` also requires that caller to be a user (403 for a service
  * key, which belongs to no one); `{ service: true }` requires an operator's service key (403 for a user's token or
- * key). Each request is authenticated once, whether the body parser or the transform hook asks first.
+ * key). Each request is authenticated once, though the parse step and the transform hook both ask.
  */
 export function authGuard(checks: readonly CredentialCheck[], brake?: CredentialBrake) {
-  // The answer of each request's check, settled or not: the body parser and the transform hook wait for the same one.
+  // The answer of each request's check, settled or not: the parse step and the transform hook wait for the same one.
   const checked = new WeakMap<Request, Promise<Caller>>()
   const callers = new WeakMap<Request, Caller>()
   const requirement = (allowed: (caller: Caller) => void): Requirement => {
@@ -174,13 +165,6 @@ export function authGuard(checks: readonly CredentialCheck[], brake?: Credential
       return answer
     }
   }
-  const transformFor = (check: Requirement) => {
-    const transform = async ({ request }: { request: Request }) => {
-      await check(request)
-    }
-    requirements.set(transform, check)
-    return transform
-  }
   const anyCaller = requirement(() => {})
   const userCaller = requirement((caller) => {
     // Valid credentials, so not 401: retrying with the same key cannot help, and the problem says what would.
@@ -195,17 +179,26 @@ export function authGuard(checks: readonly CredentialCheck[], brake?: Credential
         "This operation belongs to the server's operator: send one of its service keys (--api-key) as X-API-Key.",
       )
   })
+  // Each option gives its routes a parse step that checks the credentials before it reads a byte of the body, then
+  // reads the JSON body (on every route that takes one: all but GET and HEAD); a transform hook that checks them on
+  // the others, before the parameters are validated; and, for `auth` and `user`, the handler's `caller`.
   return new Elysia().macro({
     auth: {
-      transform: transformFor(anyCaller),
+      introspect: ownParseRefused('auth'),
+      parse: jsonBody({ first: anyCaller }),
+      transform: checking(anyCaller),
       resolve: ({ request }) => ({ caller: callers.get(request) as Caller }),
     },
     user: {
-      transform: transformFor(userCaller),
+      introspect: ownParseRefused('user'),
+      parse: jsonBody({ first: userCaller }),
+      transform: checking(userCaller),
       resolve: ({ request }) => ({ caller: callers.get(request) as UserCaller }),
     },
     service: {
-      transform: transformFor(serviceCaller),
+      introspect: ownParseRefused('service'),
+      parse: jsonBody({ first: serviceCaller }),
+      transform: checking(serviceCaller),
     },
   })
 }

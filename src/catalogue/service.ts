@@ -129,6 +129,18 @@ export class Catalogue {
     return album
   }
 
+  /** The artist with `id`, or `undefined` when there is none: for a caller that says "not found" in its own words. */
+  findArtist(id: number): Promise<Artist | undefined> {
+    return this.store.artists.get(id)
+  }
+
+  /** Album `id`, whichever artist's it is, with that artist; `undefined` when there is none. */
+  async findAlbum(id: number): Promise<{ album: Album; artist: Artist } | undefined> {
+    const album = await this.store.albums.get(id)
+    const artist = album && (await this.store.artists.get(album.artistId))
+    return album && artist ? { album, artist } : undefined
+  }
+
   /**
    * Adds an album to artist `artistId` for `caller`. Refused with {@link ConflictError} when the artist already has
    * the most albums an artist may have (whoever asks), and with {@link TooManyAttemptsError} past a user's rate.

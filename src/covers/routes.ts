@@ -1,6 +1,6 @@
 import { Elysia, t } from 'elysia'
+import type { Catalogue } from '../catalogue/service.ts'
 import { NotFoundError } from '../model/errors.ts'
-import type { Store } from '../store/store.ts'
 import { albumCover, artistCover } from './cover.ts'
 
 // Covers are drawn from the record as it is now, and a record can be replaced at any time: browsers may reuse a
@@ -48,13 +48,13 @@ const FileParams = t.Object({ file: t.String() })
  * Generated pictures for artists and albums, so a seeded catalogue shows images offline. Each is drawn from the
  * current record; hidden from the OpenAPI document because clients follow an `image` URL rather than call these.
  */
-export const coverRoutes = (store: Pick<Store, 'artists' | 'albums'>) =>
+export const coverRoutes = (catalogue: Pick<Catalogue, 'findArtist' | 'findAlbum'>) =>
   new Elysia({ prefix: '/covers' })
     .get(
       '/artists/:file',
       async ({ params: { file }, request }) => {
         const id = coverId(file)
-        const artist = id === undefined ? undefined : await store.artists.get(id)
+        const artist = id === undefined ? undefined : await catalogue.findArtist(id)
         if (!artist) throw new NotFoundError(`There is no artist picture ${file}: no artist has that id.`)
         return svgResponse(artistCover(artist), request.headers.get('if-none-match'))
       },
@@ -64,9 +64,9 @@ export const coverRoutes = (store: Pick<Store, 'artists' | 'albums'>) =>
       '/albums/:file',
       async ({ params: { file }, request }) => {
         const id = coverId(file)
-        const album = id === undefined ? undefined : await store.albums.get(id)
-        const artist = album && (await store.artists.get(album.artistId))
-        if (!album || !artist) throw new NotFoundError(`There is no album cover ${file}: no album has that id.`)
+        const found = id === undefined ? undefined : await catalogue.findAlbum(id)
+        if (!found) throw new NotFoundError(`There is no album cover ${file}: no album has that id.`)
+        const { album, artist } = found
         const svg = albumCover({ title: album.name, artist: artist.name, year: album.year })
         return svgResponse(svg, request.headers.get('if-none-match'))
       },

@@ -27,7 +27,7 @@ const securitySchemes = {
 }
 
 /**
- * The generator's view of the app. The app's one JSON body parser is a function, which the generator cannot read:
+ * The generator's view of the app. Each route's JSON parse step (`jsonBody`) is a function, which the generator cannot read:
  * it would document no request body at all. Seen without parse hooks, each body is documented, as JSON.
  */
 function generatorView(routes: () => readonly InternalRoute[]): AnyElysia {

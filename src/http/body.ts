@@ -15,32 +15,45 @@ const sized = (bytes: number) => (bytes % 1024 ** 2 === 0 ? `${bytes / 1024 ** 2
 const tooLarge = (limit: number) =>
   new Problem('payload-too-large', `The request body is larger than ${limit} bytes (${sized(limit)}).`)
 
-// The transform hooks made by `bodyLimit`, with the limit each sets: the app's body parser finds them among a route's
-// hooks (`bodyLimitOf`), as it finds the credential checks, and applies the limit before it reads a byte.
-const limits = new WeakMap<object, number>()
+// Marks the parse steps made by `jsonBody`, so that a test can find them among a route's hooks (`jsonBodyOf`).
+const JSON_BODY = Symbol('jsonBody')
 
-/**
- * A route's own transform hook that lowers its body limit from 1 MiB to `bytes`, checked by the app's body parser on
- * the declared Content-Length before the body is read, and on the bytes received while it is read (chunked bodies).
- *
- * @example
- * .post('/login', handler, { transform: bodyLimit(SMALL_BODY_BYTES), body: LoginInput })
- */
-export function bodyLimit(bytes: number) {
-  const transform = () => {}
-  limits.set(transform, bytes)
-  return transform
+/** What a route's parse step checks before it reads a byte of the body, and the most of the body it reads. */
+export interface JsonBodyOptions {
+  /** The most of the body read, in bytes: 1 MiB ({@link MAX_BODY_BYTES}) unless lowered (sign-up and login). */
+  limit?: number
+  /**
+   * Checked before the body is read (credentials, a closed sign-up): what it throws is the answer, with the body
+   * unread. May wait (a credential check asks the store).
+   */
+  first?: (request: Request) => unknown
 }
 
-/** The body limit of a route, from its transform hooks (Elysia's `route.hooks.transform`): MAX_BODY_BYTES unless lowered. */
-export function bodyLimitOf(transforms: unknown): number {
-  if (!Array.isArray(transforms)) return MAX_BODY_BYTES
-  for (const hook of transforms) {
-    const fn: unknown = typeof hook === 'function' ? hook : (hook as { fn?: unknown } | null)?.fn
-    const limit = typeof fn === 'function' ? limits.get(fn) : undefined
-    if (limit !== undefined) return limit
+/**
+ * A route's parse step: `first` (if any), then the JSON body ({@link parseJsonBody}), read up to `limit`. Every route
+ * that takes a body has one: the `auth`, `user` and `service` options give it to their routes with their credential
+ * check as `first` (src/auth/guard.ts); the public routes that take a body name it themselves.
+ *
+ * @example
+ * .post('/login', handler, { parse: jsonBody({ limit: SMALL_BODY_BYTES }), body: LoginInput })
+ */
+export function jsonBody({ limit = MAX_BODY_BYTES, first }: JsonBodyOptions = {}) {
+  // Destructured on purpose: Elysia reads a hook's parameters to decide what each request must prepare.
+  const parse = async ({ request }: { request: Request }) => {
+    if (first) await first(request)
+    return parseJsonBody({ request }, limit)
   }
-  return MAX_BODY_BYTES
+  return Object.assign(parse, { [JSON_BODY]: { limit } })
+}
+
+/** The limit of a route's parse step made by {@link jsonBody}, from its parse hooks (`route.hooks.parse`), for tests. */
+export function jsonBodyOf(parses: unknown): { limit: number } | undefined {
+  if (!Array.isArray(parses)) return undefined
+  for (const hook of parses) {
+    const fn: unknown = typeof hook === 'function' ? hook : (hook as { fn?: unknown } | null)?.fn
+    if (typeof fn === 'function' && JSON_BODY in fn) return (fn as { [JSON_BODY]: { limit: number } })[JSON_BODY]
+  }
+  return undefined
 }
 
 const isJson = (contentType: string) => {
@@ -64,9 +77,9 @@ async function readLimited(request: Request, limit: number): Promise<string> {
 }
 
 /**
- * The body of a request, for the app's parse hook (`credentialsFirst`, which checks credentials before calling this):
- * bodies must be JSON (415 otherwise), at most `limit` bytes (413; 1 MiB unless the route lowered it with
- * {@link bodyLimit}), well-formed (400) and an object (400). A request without a body parses to `undefined`, which
+ * The body of a request, for a route's parse step ({@link jsonBody}, which checks credentials first where the route
+ * needs them): bodies must be JSON (415 otherwise), at most `limit` bytes (413; 1 MiB unless the route lowered it),
+ * well-formed (400) and an object (400). A request without a body parses to `undefined`, which
  * the route's schema then rejects.
  */
 export async function parseJsonBody({ request }: { request: Request }, limit = MAX_BODY_BYTES): Promise<unknown> {

@@ -1,4 +1,5 @@
 import { Elysia } from 'elysia'
+import { REQUEST_ID } from './request-log.ts'
 import { SECURITY_HEADERS } from './security-headers.ts'
 
 const ALLOWED_HEADERS = 'Authorization, Content-Type, X-API-Key'
@@ -6,12 +7,13 @@ const EXPOSED_HEADERS = 'Location, WWW-Authenticate, Retry-After, Deprecation, A
 
 /**
  * CORS for the origins given to `--cors` (`*` allows any). With no origins the plugin adds nothing at all, so a
- * browser on another site cannot read the API unless the operator asked for it.
+ * browser on another site cannot read the API unless the operator asked for it. `requestId` gives a preflight, which
+ * is answered before routing, its `X-Request-Id` (the access log's, when there is one).
  *
  * @example
  * app.use(cors(['https://demo.example']))
  */
-export function cors(origins: readonly string[]) {
+export function cors(origins: readonly string[], requestId?: (request: Request) => string) {
   const plugin = new Elysia({ name: 'cors', seed: origins })
   if (origins.length === 0) return plugin
   const any = origins.includes('*')
@@ -29,6 +31,8 @@ export function cors(origins: readonly string[]) {
         // Answered before routing, so the security-headers hook never sees this response.
         ...SECURITY_HEADERS,
         ...(set.headers as Record<string, string>),
+        // Answered before routing, so the access log's hooks never see it either: its id comes from here.
+        ...(requestId && { [REQUEST_ID]: requestId(request) }),
         'access-control-allow-methods': 'GET, HEAD, POST, PUT, DELETE',
         'access-control-allow-headers': ALLOWED_HEADERS,
         'access-control-max-age': '600',

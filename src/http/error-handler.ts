@@ -1,24 +1,34 @@
 import { ValidationError } from 'elysia'
 import { DomainError } from '../model/errors.ts'
-import { DatabaseUnavailableError, StoreUnavailableError } from '../store/store.ts'
+import { StoreUnavailableError } from '../store/store.ts'
 import { domainProblem } from './domain-problem.ts'
 import { EarlyProblem, notFound, Problem } from './problem.ts'
-import { pathOf, requestTarget } from './request-target.ts'
+import { pathOf, requestTarget, targetProblem } from './request-target.ts'
 import { validationProblem } from './validation.ts'
 
-/** The seconds a client is told to wait (`Retry-After`) when the database is unavailable. */
-const DATABASE_RETRY_AFTER_S = 2
-/** The seconds a client is told to wait (`Retry-After`) when the change could not be made durable (a full disk). */
-const STORE_RETRY_AFTER_S = 10
 /** At most one log line per kind of outage in this many milliseconds, however many requests it refuses. */
 export const OUTAGE_REPORT_EVERY_MS = 10_000
 
-// What every client is told while the store is away: nothing about where the database lives (host, port, name) or
-// why it failed, which only the log says. `/healthz` answers this same problem: its status is what a load balancer
-// or an orchestrator acts on.
-const DATABASE_DETAIL =
-  'The database is not reachable right now, so nothing was read or changed. Try again in a few seconds.'
-const STORE_DETAIL = 'The change could not be saved to disk, so it was not made. Try again later.'
+/**
+ * How each kind of outage (a {@link StoreUnavailableError}) is answered: the problem type of the same name, the seconds
+ * a client is told to wait (`Retry-After`), and what the log says before the cause. One entry per kind, which the
+ * compiler checks. What every client is told while the store is away says nothing about where the database lives
+ * (host, port, name) or why it failed, which only the log says. `/healthz` answers this same problem: its status is
+ * what a load balancer or an orchestrator acts on.
+ */
+const OUTAGES: Record<StoreUnavailableError['kind'], { detail: string; retryAfterS: number; log: string }> = {
+  'database-unavailable': {
+    detail: 'The database is not reachable right now, so nothing was read or changed. Try again in a few seconds.',
+    retryAfterS: 2,
+    log: 'requests refused: the database is unavailable',
+  },
+  // A full or unwritable disk.
+  'store-unavailable': {
+    detail: 'The change could not be saved to disk, so it was not made. Try again later.',
+    retryAfterS: 10,
+    log: 'writes refused: storage failed',
+  },
+}
 
 /** Where unexpected failures are reported: the log, never the client. */
 export type ErrorReporter = (message: string, error: unknown) => void
@@ -66,10 +76,12 @@ function toProblem(
   if (cause instanceof Problem || cause instanceof DomainError || cause instanceof StoreUnavailableError) error = cause
   if (error instanceof Problem) return error
   if (error instanceof EarlyProblem) return error.problem
-  const refusal = error instanceof DomainError ? domainProblem(error) : undefined
-  if (refusal) return refusal
+  if (error instanceof DomainError) return domainProblem(error)
   if (error instanceof ValidationError) return validationProblem(error)
   if (code === 'NOT_FOUND') {
+    // A target Bun could not make absolute is refused as such (src/http/request-target.ts), on no route as on routes.
+    const refused = targetProblem(request)
+    if (refused) return refused
     // As Elysia routes it, and whatever the target: `new URL` throws on CONNECT's `example.com:443` or `foo`.
     const path = pathOf(requestTarget(request.url))
     const methods = allowed(path)
@@ -85,13 +97,10 @@ function toProblem(
   // Only Elysia's own wrapper, not a cause unwrapped above.
   if (code === 'PARSE' && error === context.error)
     return new Problem('malformed-json', 'The request body could not be parsed as JSON.')
-  if (error instanceof DatabaseUnavailableError) {
-    outage('database', `requests refused: the database is unavailable: ${error.message}`)
-    return new Problem('database-unavailable', DATABASE_DETAIL, {}, { 'retry-after': String(DATABASE_RETRY_AFTER_S) })
-  }
   if (error instanceof StoreUnavailableError) {
-    outage('store', `writes refused: storage failed: ${error.message}`)
-    return new Problem('store-unavailable', STORE_DETAIL, {}, { 'retry-after': String(STORE_RETRY_AFTER_S) })
+    const { detail, retryAfterS, log } = OUTAGES[error.kind]
+    outage(error.kind, `${log}: ${error.message}`)
+    return new Problem(error.kind, detail, {}, { 'retry-after': String(retryAfterS) })
   }
   report(`unexpected failure on ${request.method} ${request.url}`, error)
   return new Problem('internal-error', 'Something went wrong on our side. The details are in the server log.')

@@ -21,8 +21,8 @@ function statusOf(value: unknown, status: number | string | undefined): number {
 }
 
 /**
- * Elysia's `set` of a request, with what the log keeps of it: the same object from `onRequest` to `onAfterResponse`
- * on every path, errors included, so no map from requests to their data is needed.
+ * Elysia's `set` of a request, with what the log keeps of it: the same object from a route's first step to its
+ * answer, errors included, so no map from requests to their data is needed.
  */
 interface LoggedSet {
   headers: Record<string, unknown>
@@ -31,44 +31,74 @@ interface LoggedSet {
   requestId?: string
 }
 
+/** What the app's error handler is: it turns what was thrown into the answer (src/http/error-handler.ts). */
+type ErrorResponder = (context: { code: unknown; error: unknown; request: Request; set: LoggedSet }) => Response
+
+/** The access log's hooks, and how it logs the answers of the error handler. */
+export interface RequestLog {
+  /** Plugin with the hooks of the answers of routes; `use` it before the routes. */
+  hooks: Elysia
+  /** `responder`, whose every answer also carries its request id and gets its access line. */
+  answering(responder: ErrorResponder): ErrorResponder
+  /** The id of a request answered before routing (a CORS preflight), which gets no access line; none without a log. */
+  requestId?: (request: Request) => string
+}
+
 /**
- * Request ids and the access log: every answer carries `X-Request-Id` (the client's, or a generated one) and, once
- * it is sent, `write` gets one {@link AccessEntry}. Without `write` (`--log off`) the plugin adds nothing, so the
- * server does no per-request work for a log nobody reads.
+ * Request ids and the access log: every answer carries `X-Request-Id` (the client's, or a generated one) and `write`
+ * gets one {@link AccessEntry} for it. Nothing runs before routing. A route marks its start in its first step (its
+ * parse step for a write, else its transform), and its answer gets the id and the line in `mapResponse`; answers of
+ * the error handler, including those made outside any route (unknown paths and methods, refusals before routing),
+ * get them in {@link RequestLog.answering}. Without `write` (`--log off`) there are no hooks at all, so the server
+ * does no per-request work for a log nobody reads.
  *
  * @example
- * app.use(requestLog(logger.access))
+ * const log = requestLog(logger.access)
+ * app.onError({ as: 'global' }, log.answering(problemResponder(…))).use(log.hooks)
  */
-export function requestLog(write: ((entry: AccessEntry) => void) | undefined) {
-  const plugin = new Elysia()
-  if (!write) return plugin
+export function requestLog(write: ((entry: AccessEntry) => void) | undefined): RequestLog {
+  const hooks = new Elysia({ name: 'request-log' })
+  if (!write) return { hooks, answering: (responder) => responder }
+  /** Gives `response` (or, for an answer Elysia builds from a value, `set`) its id, and writes its line. */
+  const logged = (request: Request, response: unknown, set: LoggedSet) => {
+    const requestId = requestIdOf(request)
+    set.requestId = requestId
+    // Into the Response itself: left in `set.headers`, it would make Elysia copy a route's Response, headers and
+    // body, into a new one, which costs more than the rest of a read.
+    if (response instanceof Response) response.headers.set(REQUEST_ID, requestId)
+    else set.headers[REQUEST_ID] = requestId
+    const now = performance.now()
+    write({
+      method: request.method,
+      path: requestTarget(request.url),
+      status: statusOf(response, set.status),
+      durationMs: now - (set.requestStart ?? now),
+      requestId,
+    })
+  }
   // Every hook destructures its parameters: Elysia reads them to decide what each request must prepare.
-  return (
-    plugin
-      .onRequest(({ request, set }: { request: Request; set: LoggedSet }) => {
-        const id = requestIdOf(request)
-        set.requestStart = performance.now()
-        set.requestId = id
-        // Set for every answer Elysia builds itself (values, and the problems of unknown routes)...
-        set.headers[REQUEST_ID] = id
-      })
-      // ...and moved into a Response a route built: left in `set`, it would make Elysia copy that Response, headers
-      // and body, into a new one, which costs more than the rest of a read.
-      .mapResponse({ as: 'global' }, ({ responseValue, set }: { responseValue: unknown; set: LoggedSet }) => {
-        if (!(responseValue instanceof Response) || set.requestId === undefined) return
-        responseValue.headers.set(REQUEST_ID, set.requestId)
-        delete set.headers[REQUEST_ID]
-      })
-      .onAfterResponse({ as: 'global' }, ({ request, set, responseValue }) => {
-        const { requestStart, requestId } = set as LoggedSet
-        if (requestStart === undefined || requestId === undefined) return
-        write({
-          method: request.method,
-          path: requestTarget(request.url),
-          status: statusOf(responseValue, set.status),
-          durationMs: performance.now() - requestStart,
-          requestId,
-        })
-      })
-  )
+  const started = ({ set }: { set: LoggedSet }) => {
+    set.requestStart ??= performance.now()
+  }
+  hooks
+    .onParse({ as: 'global' }, started)
+    .onTransform({ as: 'global' }, started)
+    .mapResponse(
+      { as: 'global' },
+      ({ request, responseValue, set }: { request: Request; responseValue: unknown; set: LoggedSet }) => {
+        // An error's answer was logged by the error handler.
+        if (set.requestId === undefined) logged(request, responseValue, set)
+      },
+    )
+  return {
+    hooks,
+    requestId: requestIdOf,
+    answering:
+      (responder) =>
+      ({ code, error, request, set }) => {
+        const response = responder({ code, error, request, set })
+        logged(request, response, set)
+        return response
+      },
+  }
 }

@@ -1,5 +1,5 @@
 import { Elysia } from 'elysia'
-import { EarlyProblem, invalid, notFound } from './problem.ts'
+import { invalid, notFound, type Problem } from './problem.ts'
 
 /**
  * The request target as the client sent it, path and query, from `request.url`. Bun makes that URL absolute
@@ -24,26 +24,39 @@ export function pathOf(target: string): string {
 }
 
 /**
- * Answers, before routing, the requests whose URL Bun could not make absolute, which Elysia would otherwise route by
- * the wrong part of the target. CONNECT's authority-form (`CONNECT example.com:443`, from a client that takes this
- * server for a proxy) gets 404: nothing is served at such a target. An origin-form target with an invalid `Host`
- * header gets 400, as RFC 9112 (section 3.2) asks.
+ * The answer to a request whose URL Bun could not make absolute, which Elysia would route by the wrong part of the
+ * target, or `undefined` for every other request. CONNECT's authority-form (`CONNECT example.com:443`, from a client
+ * that takes this server for a proxy) gets 404: nothing is served at such a target. An origin-form target with an
+ * invalid `Host` header gets 400, as RFC 9112 (section 3.2) asks.
+ */
+export function targetProblem(request: Request): Problem | undefined {
+  const url = request.url
+  if (url.startsWith('http://') || url.startsWith('https://')) return undefined
+  if (url.startsWith('/'))
+    return invalid([{ parameter: 'Host', detail: 'must be a valid host name, with an optional port' }])
+  return notFound(
+    `There is no route ${request.method} ${url}: this server is not a proxy. The API lives under /api/v1; see /openapi.json.`,
+  )
+}
+
+/**
+ * Refuses the requests of {@link targetProblem} before a route does anything: in every route's first step (the
+ * parse step of a write, before its credentials or body; the transform of every route, before its parameters). No
+ * hook runs before routing, which would cost every request more than the rest of a read; the error handler refuses
+ * those that match no route.
  *
  * @example
- * app.use(requestLog(write)).use(absoluteTargets())
+ * app.use(absoluteTargets())
  */
 export function absoluteTargets() {
-  return new Elysia().onRequest(({ request }) => {
-    const url = request.url
-    if (url.startsWith('http://') || url.startsWith('https://')) return
-    if (url.startsWith('/'))
-      throw new EarlyProblem(
-        invalid([{ parameter: 'Host', detail: 'must be a valid host name, with an optional port' }]),
-      )
-    throw new EarlyProblem(
-      notFound(
-        `There is no route ${request.method} ${url}: this server is not a proxy. The API lives under /api/v1; see /openapi.json.`,
-      ),
-    )
-  })
+  // Destructured on purpose: Elysia reads a hook's parameters to decide what each request must prepare.
+  const refuse = ({ request }: { request: Request }) => {
+    // Thrown bare: Elysia hands what a route's hooks throw to the error handler (a parse step's wrapped in its
+    // ParseError, which the handler unwraps).
+    const problem = targetProblem(request)
+    if (problem) throw problem
+  }
+  return new Elysia({ name: 'absolute-targets' })
+    .onParse({ as: 'global' }, refuse)
+    .onTransform({ as: 'global' }, refuse)
 }

@@ -4,32 +4,53 @@
  * about HTTP.
  */
 
-/** A refusal of the domain: its message is the detail a client reads. */
-export abstract class DomainError extends Error {}
+/** Every refusal of the domain. A new one is listed here, and then the compiler asks `http/` how to answer it. */
+export type Refusal =
+  | NotFoundError
+  | ConflictError
+  | UnauthenticatedError
+  | CredentialNotAllowedError
+  | NotPermittedError
+  | AccountDisabledError
+  | TooManyAttemptsError
+  | InvalidFieldError
+
+/** What kind of refusal a {@link DomainError} is: one literal per class, in the domain's terms. */
+export type RefusalKind = Refusal['kind']
+
+/** A refusal of the domain: its message is the detail a client reads, its `kind` says which refusal it is. */
+export abstract class DomainError extends Error {
+  abstract readonly kind: RefusalKind
+}
 
 /** What was asked for does not exist: an artist, an album, a personal key, an account. */
 export class NotFoundError extends DomainError {
   override name = 'NotFoundError'
+  override readonly kind = 'not-found'
 }
 
 /** The change conflicts with what is stored, such as an email that is already registered. */
 export class ConflictError extends DomainError {
   override name = 'ConflictError'
+  override readonly kind = 'conflict'
 }
 
 /** Credentials missing, malformed, unknown, expired or revoked, or a login whose email or password is wrong. */
 export class UnauthenticatedError extends DomainError {
   override name = 'UnauthenticatedError'
+  override readonly kind = 'unauthenticated'
 }
 
 /** Valid credentials of the wrong kind: a service key where a user is needed, or the other way round. */
 export class CredentialNotAllowedError extends DomainError {
   override name = 'CredentialNotAllowedError'
+  override readonly kind = 'credential-not-allowed'
 }
 
 /** An operation this server has been set up to refuse, whoever asks (sign-up closed by `--no-signup`). */
 export class NotPermittedError extends DomainError {
   override name = 'NotPermittedError'
+  override readonly kind = 'not-permitted'
 }
 
 /**
@@ -38,11 +59,13 @@ export class NotPermittedError extends DomainError {
  */
 export class AccountDisabledError extends DomainError {
   override name = 'AccountDisabledError'
+  override readonly kind = 'account-disabled'
 }
 
 /** Too many attempts in a short time; `retryAfterSeconds` says when the next one may be made. */
 export class TooManyAttemptsError extends DomainError {
   override name = 'TooManyAttemptsError'
+  override readonly kind = 'too-many-attempts'
 
   /** `detail` explains which limit was reached; `retryAfterSeconds` is at least 1. */
   constructor(
@@ -56,6 +79,7 @@ export class TooManyAttemptsError extends DomainError {
 /** A field whose value the schema allows but a rule of the operation refuses; `pointer` names it in the body. */
 export class InvalidFieldError extends DomainError {
   override name = 'InvalidFieldError'
+  override readonly kind = 'invalid-field'
 
   /** `pointer` is a JSON Pointer into the request body, such as `/id`. */
   constructor(

@@ -122,6 +122,8 @@ export interface Snapshot {
 /** Raised when a write cannot be made durable; the change it carried was rolled back. */
 export class StoreUnavailableError extends Error {
   override name = 'StoreUnavailableError'
+  /** Which outage: `http/error-handler.ts` answers each kind from its table. */
+  readonly kind: 'store-unavailable' | 'database-unavailable' = 'store-unavailable'
 }
 
 /**
@@ -130,6 +132,7 @@ export class StoreUnavailableError extends Error {
  */
 export class DatabaseUnavailableError extends StoreUnavailableError {
   override name = 'DatabaseUnavailableError'
+  override readonly kind = 'database-unavailable'
 }
 
 /** Raised by `users.insert` when the email (compared in its folded form, see `emailKey`) is already registered. */

@@ -50,7 +50,7 @@ export interface Plan {
 // Parameters
 
 /** The largest value the server accepts for a parameter. `limit` is documented as 1–100, but larger values are
- * accepted and lowered to 100 (README, "Design decisions"), so they are valid here too. */
+ * accepted and lowered to 100 (docs/design-decisions.md), so they are valid here too. */
 const acceptedMaximum = (param: ParamSpec) =>
   param.name === 'limit' || param.schema.maximum === undefined ? INT64_MAX : BigInt(param.schema.maximum as number)
 

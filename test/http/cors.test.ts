@@ -41,4 +41,23 @@ describe('CORS', () => {
     expect(response.headers.get('access-control-allow-methods')).toContain('POST')
     expect(response.headers.get('access-control-allow-headers')).toContain('X-API-Key')
   })
+
+  test('a preflight, answered before routing, carries its request id like every answer; it gets no access line', async () => {
+    const entries: unknown[] = []
+    const app = createApp({
+      store: openMemoryStore(),
+      cors: ['*'],
+      accessLog: (e) => entries.push(e),
+      report: () => {},
+    })
+    const response = await app.handle(preflight('https://any.example'))
+    expect(response.status).toBe(204)
+    expect(response.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/)
+    const echoed = new Request(preflight('https://any.example'), { headers: { 'x-request-id': 'proxy-7' } })
+    echoed.headers.set('origin', 'https://any.example')
+    echoed.headers.set('access-control-request-method', 'POST')
+    expect((await app.handle(echoed)).headers.get('x-request-id')).toBe('proxy-7')
+    await Bun.sleep(5)
+    expect(entries).toEqual([])
+  })
 })

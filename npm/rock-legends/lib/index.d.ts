@@ -6,8 +6,15 @@ export interface ServerOptions {
   port?: number
   /** Address to listen on; `127.0.0.1` by default. */
   host?: string
-  /** A JSON data file, or `':memory:'` (the default). A relative path is taken from the current directory. */
+  /**
+   * A JSON data file, `':memory:'` (the default), or a `postgres://` URL of a database that several servers share. A
+   * relative path is taken from the current directory.
+   */
   data?: string
+  /** Connections in the database pool, for a database URL; 10 by default. */
+  dbPool?: number
+  /** How long to wait at start for a database that cannot be reached, in milliseconds; 10,000 by default. */
+  dbWaitMs?: number
   /** `true` for the built-in catalogue (32 artists, 289 albums), or a catalogue file; only an empty store is seeded. */
   seed?: boolean | string
   /**

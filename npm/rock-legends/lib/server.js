@@ -50,6 +50,8 @@ export function argumentsFor(options, apiKeys) {
   if (seed === true) args.push('--seed')
   else if (typeof seed === 'string') args.push(`--seed=${seed}`)
   for (const key of apiKeys) args.push('--api-key', key)
+  if (options.dbPool !== undefined) args.push('--db-pool', String(options.dbPool))
+  if (options.dbWaitMs !== undefined) args.push('--db-wait', `${options.dbWaitMs}ms`)
   if (options.tokenTtlMs !== undefined) args.push('--token-ttl', `${options.tokenTtlMs}ms`)
   if (options.cors?.length) args.push('--cors', options.cors.join(','))
   if (options.delay) args.push('--delay', String(options.delay))
