@@ -1,4 +1,4 @@
-import type { Store } from '../store/store.ts'
+import { isDead, type Store } from '../store/store.ts'
 import type { CredentialCheck } from './guard.ts'
 import { sameHash } from './secrets.ts'
 
@@ -19,9 +19,8 @@ export function userCredentials(store: Store, now: () => Date): CredentialCheck 
     // comparison is the check that counts.
     if (!credential || !sameHash(credential.hash, hash)) return undefined
     if (credential.kind !== (scheme === 'bearer' ? 'token' : 'key')) return undefined
-    if (credential.revokedAt !== null) return undefined
     const at = now()
-    if (credential.expiresAt !== null && Date.parse(credential.expiresAt) <= at.getTime()) return undefined
+    if (isDead(credential, at.getTime())) return undefined
     // Read on every request, so that disabling an account refuses its tokens and keys from the next request on.
     const user = await store.users.get(credential.userId)
     if (!user || user.disabledAt) return undefined

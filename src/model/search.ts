@@ -29,6 +29,16 @@ export function fold(text: string): string {
   return text.normalize('NFKD').replace(MARKS, '').toLowerCase()
 }
 
+/**
+ * `text` as a search holds and looks for it, in every store: folded (see {@link fold}), and without U+0000. The API
+ * refuses U+0000 in any field (STORABLE, src/model/rules.ts), but a seed file or older data may hold it; the document
+ * store ends each field of its search text with it, and PostgreSQL's TEXT cannot hold it. So it counts for nothing on
+ * either side of a search: a name `a\u0000b` is found by `ab`, and a query of U+0000 alone finds everything.
+ */
+export function searchable(text: string): string {
+  return fold(text).replaceAll('\u0000', '')
+}
+
 // A tilde over an n makes the letter ñ, which Spanish orders after n and before o: in a key it is an n followed by
 // the highest UTF-16 unit, so "ñandú" sorts after every "n…" and before "o".
 const ENYE = /n\u0303/g

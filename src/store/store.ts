@@ -258,9 +258,8 @@ export interface Recents {
   has(owner: string, member: string): Promise<boolean>
 }
 
-/** Whether a credential can never be used again at `now` (ms since the epoch): revoked, or expired. */
-export const isDead = (credential: Credential, now: number): boolean =>
-  credential.revokedAt !== null || (credential.expiresAt !== null && Date.parse(credential.expiresAt) <= now)
+/** Whether a credential can never be used again at `now` (ms since the epoch): the rule in rules.ts, re-exported. */
+export { isDead } from './rules.ts'
 
 /**
  * The one interface every backend implements: the document store (in memory, or over a JSON data file) and the SQL

@@ -1,14 +1,14 @@
 import type { Album } from '../../model/album.ts'
-import { type AlbumSort, compareKeys, fold, type ListQuery, nameKey } from '../../model/search.ts'
+import { type AlbumSort, compareKeys, type ListQuery, nameKey, searchable } from '../../model/search.ts'
 import type { Page, Slice } from '../store.ts'
 
 const folded = new WeakMap<Album, string>()
 
-/** The album's name as a search compares it, folded once per record (records are replaced, never edited). */
+/** The album's name as a search compares it (`searchable`), made once per record (records are replaced, never edited). */
 function foldedName(album: Album): string {
   let name = folded.get(album)
   if (name === undefined) {
-    name = fold(album.name)
+    name = searchable(album.name)
     folded.set(album, name)
   }
   return name
@@ -75,7 +75,7 @@ export function listAlbums(
   { limit, offset }: Page,
   { q = '', sort = 'id' }: ListQuery<AlbumSort>,
 ): Slice<Album> {
-  const needle = fold(q)
+  const needle = searchable(q)
   const ordered = sort === 'id' ? albums : inOrder(albums, sort)
   // Filtering an ordered list keeps its order: the matches need no sort of their own.
   const selected = needle === '' ? ordered : ordered.filter((album) => foldedName(album).includes(needle))

@@ -1,14 +1,13 @@
 import type { Artist } from '../../model/artist.ts'
-import { type ArtistSort, compareKeys, fold, type ListQuery, nameKey } from '../../model/search.ts'
+import { type ArtistSort, compareKeys, type ListQuery, nameKey, searchable } from '../../model/search.ts'
 import type { Page, Slice } from '../store.ts'
 
-// Ends each folded name and band in the search text, so that no match runs from one into the next. Folded text never
-// holds it: `clean` removes it from names and queries alike.
+// Ends each name and band in the search text, so that no match runs from one into the next. Searchable text never
+// holds it (`searchable` removes it from names and queries alike).
 const END = '\u0000'
-const clean = (text: string) => text.replaceAll(END, '')
 
-/** What a search finds an artist by: name and band, folded (see `fold`), each ended by {@link END}. */
-const searchText = (artist: Artist) => `${clean(fold(artist.name))}${END}${clean(fold(artist.band ?? ''))}${END}`
+/** What a search finds an artist by: name and band as `searchable` makes them, each ended by {@link END}. */
+const searchText = (artist: Artist) => `${searchable(artist.name)}${END}${searchable(artist.band ?? '')}${END}`
 
 const keys = new WeakMap<Artist, string>()
 
@@ -70,7 +69,7 @@ export class ArtistLists {
 
   /** One page of the artists matching `q` (all of them when empty), in the order `sort` names (id by default). */
   list({ limit, offset }: Page, { q = '', sort = 'id' }: ListQuery<ArtistSort>): Slice<Artist> {
-    const needle = clean(fold(q))
+    const needle = searchable(q)
     const reversed = sort === '-name'
     let ordered: readonly Artist[]
     if (needle === '') ordered = sort === 'id' ? this.records() : this.nameOrder()

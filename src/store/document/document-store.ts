@@ -1,6 +1,7 @@
 import type { Low } from 'lowdb'
 import { emailKey } from '../../model/email.ts'
 import type { AlbumSort, ArtistSort, ListQuery } from '../../model/search.ts'
+import { imageOf, liveOf, makeRoom } from '../rules.ts'
 import {
   AccountChangedError,
   type Album,
@@ -205,10 +206,7 @@ export class DocumentStore implements Store {
 
   /** Revokes, at `at`, every credential of `kind` of the user that is still live then; how many. */
   private revokeLive(batch: Batch, userId: number, kind: Credential['kind'], at: string): number {
-    const now = Date.parse(at)
-    const live = this.records
-      .credentialsOf(userId)
-      .filter((credential) => credential.kind === kind && !isDead(credential, now))
+    const live = liveOf(this.records.credentialsOf(userId), kind, Date.parse(at))
     for (const credential of live) batch.put('credentials', { ...credential, revokedAt: at })
     return live.length
   }
@@ -217,15 +215,12 @@ export class DocumentStore implements Store {
    * Enforces `limit` before the user gets a new credential of `kind`: purges the user's dead credentials, then
    * refuses, or revokes the oldest live ones, so that the new one is at most the `max`th.
    */
-  private makeRoom(batch: Batch, { userId, kind, createdAt }: NewCredential, { max, whenFull }: CredentialLimit) {
-    const at = Date.parse(createdAt)
-    batch.drop(this.records.credentialsOf(userId).filter((credential) => isDead(credential, at)))
-    const live = this.records.credentialsOf(userId).filter((credential) => credential.kind === kind)
-    const excess = live.length - max + 1
-    if (excess <= 0) return
-    if (whenFull === 'refuse') throw new CredentialLimitError(max)
-    // Oldest first: the user's list is in id order, which is the order of creation.
-    for (const oldest of live.slice(0, excess)) batch.put('credentials', { ...oldest, revokedAt: createdAt })
+  private makeRoom(batch: Batch, fields: NewCredential, limit: CredentialLimit) {
+    // The user's list is in id order, which is the order of creation, as `makeRoom` expects.
+    const room = makeRoom(this.records.credentialsOf(fields.userId), fields, limit)
+    batch.drop(room.purge)
+    if (room.refuse) throw new CredentialLimitError(limit.max)
+    for (const oldest of room.revoke) batch.put('credentials', { ...oldest, revokedAt: fields.createdAt })
   }
 
   /**
@@ -248,17 +243,21 @@ export class DocumentStore implements Store {
     catalogue: readonly CatalogueEntry[],
     { cover, ifEmpty = false }: LoadOptions = {},
   ): Promise<{ artists: number; albums: number } | undefined> {
-    const imageOf = (image: string | null | undefined, kind: 'artist' | 'album', id: number) =>
-      image !== undefined ? (image ?? undefined) : cover?.(kind, id)
     return this.change((batch) => {
       if (ifEmpty && !this.records.isEmpty()) return undefined
       let albums = 0
       for (const entry of catalogue) {
         const artistId = batch.nextId('artists')
-        batch.put('artists', artistRecord(artistId, { ...entry, image: imageOf(entry.image, 'artist', artistId) }))
+        batch.put(
+          'artists',
+          artistRecord(artistId, { ...entry, image: imageOf(entry.image, cover, 'artist', artistId) }),
+        )
         for (const fields of entry.albums) {
           const id = batch.nextId('albums')
-          batch.put('albums', albumRecord(id, { ...fields, artistId, image: imageOf(fields.image, 'album', id) }))
+          batch.put(
+            'albums',
+            albumRecord(id, { ...fields, artistId, image: imageOf(fields.image, cover, 'album', id) }),
+          )
           albums += 1
         }
       }

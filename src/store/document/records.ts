@@ -39,7 +39,8 @@ export interface Rewind {
  * The records of one lowdb document held in memory, with the indexes that keep reads independent of the catalogue's
  * size. The lowest layer of the document store: it knows nothing of commits, and changes only when told to.
  * Records are never edited in place: a change puts a new object, so snapshots are cheap and consistent, and caches
- * derived from a record cannot go stale.
+ * derived from a record cannot go stale. Every record held is frozen (`Object.freeze`), so an edit in place throws
+ * (modules are strict code) instead of going unnoticed.
  */
 export class Records {
   readonly artistLists = new ArtistLists(() => this.doc.artists)
@@ -106,6 +107,8 @@ export class Records {
 
   /** Stores a new or changed record, keeping the indexes up to date; returns the record it replaced. */
   put<C extends Collection>(name: C, record: Document[C][number]): StoredRecord | undefined {
+    // Frozen: "never edited in place" is enforced, not just promised (an assignment to it throws).
+    Object.freeze(record)
     const previous = upsert(this.doc[name] as StoredRecord[], record)
     if (name === 'artists')
       if (previous) this.artistLists.replaced(previous as Artist, record as Artist)
@@ -169,6 +172,8 @@ export class Records {
   }
 
   private index(): void {
+    // Every record read from a file or restored is frozen as it is indexed, as `put` freezes every new one.
+    for (const name of COLLECTIONS) for (const record of this.doc[name]) Object.freeze(record)
     this.artistLists.reset()
     this.albumsByArtistId = new Map()
     for (const album of this.doc.albums) push(this.albumsByArtistId, album.artistId, album)

@@ -1,4 +1,5 @@
 import type { SQL } from 'bun'
+import { makeRoom } from '../rules.ts'
 import {
   AccountChangedError,
   type Credential,
@@ -29,19 +30,20 @@ export async function insertCredential(
   if (!user || user.disabled_at !== null || Number(user.credentials_epoch) !== epoch)
     throw new AccountChangedError(`account ${fields.userId} changed since epoch ${epoch} was read`)
   if (limit) {
-    const at = msOf(fields.createdAt)
-    await tx`
-      DELETE FROM rl_credentials
-      WHERE user_id = ${fields.userId} AND (revoked_at IS NOT NULL OR expires_ms <= ${at})`
-    // What is left is live; oldest first, as ids are given in order of creation.
-    const live =
-      await tx`SELECT id FROM rl_credentials WHERE user_id = ${fields.userId} AND kind = ${fields.kind} ORDER BY id`
-    const excess = live.length - limit.max + 1
-    if (excess > 0) {
-      if (limit.whenFull === 'refuse') throw new CredentialLimitError(limit.max)
-      const oldest = live.slice(0, excess).map((row: { id: string }) => row.id)
-      await tx`UPDATE rl_credentials SET revoked_at = ${fields.createdAt} WHERE id = ANY(${tx.array(oldest, 'INT8')}::bigint[])`
-    }
+    // The rule is `makeRoom` (rules.ts), as in the document store, applied to the user's rows read under the user's
+    // lock: in id order, which is the order of creation. Their number is bounded by the cap itself, as each capped
+    // insert purges the dead ones.
+    const rows = await tx`SELECT * FROM rl_credentials WHERE user_id = ${fields.userId} ORDER BY id`
+    const room = makeRoom(rows.map(credentialOf), fields, limit)
+    const ids = (credentials: readonly Credential[]) =>
+      tx.array(
+        credentials.map((credential) => credential.id),
+        'INT8',
+      )
+    if (room.purge.length > 0) await tx`DELETE FROM rl_credentials WHERE id = ANY(${ids(room.purge)}::bigint[])`
+    if (room.refuse) throw new CredentialLimitError(limit.max)
+    if (room.revoke.length > 0)
+      await tx`UPDATE rl_credentials SET revoked_at = ${fields.createdAt} WHERE id = ANY(${ids(room.revoke)}::bigint[])`
   }
   // The id once the user's row is held: a user's credentials get ids in the order they commit.
   const [id] = await takeIds(tx, 'rl_credential_ids', 1)
@@ -57,7 +59,10 @@ export async function revokeCredential(sql: SQL, id: number, at: string): Promis
   return row ? credentialOf(row) : undefined
 }
 
-/** Deletes every credential dead at `now`; how many went. */
+/**
+ * Deletes every credential dead at `now`; how many went. Over the whole table, so in SQL: its predicate is `isDead`
+ * (rules.ts) over the `expires_ms` column (`msOf`).
+ */
 export async function purgeCredentials(sql: SQL, now: string): Promise<number> {
   const at = msOf(now)
   const gone = await sql`DELETE FROM rl_credentials WHERE revoked_at IS NOT NULL OR expires_ms <= ${at} RETURNING id`
@@ -86,7 +91,10 @@ export async function startUserEpoch(
   return { user: userOf(row), revokedTokens: await revokeAllCredentials(tx, id, 'token', at) }
 }
 
-/** Revokes, at `at`, every credential of `kind` of the user that is still live then; how many. */
+/**
+ * Revokes, at `at`, every credential of `kind` of the user that is still live then; how many. The predicate is
+ * `liveOf` (rules.ts) in SQL, so that one statement revokes them whatever their number.
+ */
 export async function revokeAllCredentials(
   sql: SQL,
   userId: number,

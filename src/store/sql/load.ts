@@ -1,11 +1,15 @@
 import type { SQL } from 'bun'
+import { imageOf } from '../rules.ts'
 import type { CatalogueEntry, LoadOptions } from '../store.ts'
 import { albumRow, artistRow } from './rows.ts'
 import { insertRows } from './snapshot.ts'
 import { takeIds, tallyArtists } from './writes.ts'
 
-/** Whether the store holds no artist, album or user, as `tx` sees it. */
-async function empty(tx: SQL): Promise<boolean> {
+/**
+ * Whether the store holds no artist, album or user, as `sql` sees it: the one definition of "empty" over SQL, for
+ * `isEmpty` and for a load `ifEmpty` (the document store's is `Records.isEmpty`).
+ */
+export async function isEmpty(tx: SQL): Promise<boolean> {
   const [row] = await tx`
     SELECT EXISTS (SELECT 1 FROM rl_artists) OR EXISTS (SELECT 1 FROM rl_albums) OR EXISTS (SELECT 1 FROM rl_users)
       AS filled`
@@ -26,10 +30,8 @@ export async function loadCatalogue(
   if (ifEmpty) {
     await tx`SELECT stripe FROM rl_tallies WHERE name = 'artists' ORDER BY stripe FOR UPDATE`
     // A statement after the lock: under READ COMMITTED, it sees what a seeder before us committed.
-    if (!(await empty(tx))) return undefined
+    if (!(await isEmpty(tx))) return undefined
   }
-  const imageOf = (image: string | null | undefined, kind: 'artist' | 'album', id: number) =>
-    image !== undefined ? (image ?? undefined) : cover?.(kind, id)
   const albumTotal = catalogue.reduce((sum, entry) => sum + entry.albums.length, 0)
   if (catalogue.length === 0) return { artists: 0, albums: 0 }
   // The list's size, and its version (page-cache.ts): cached pages of the list are stale from now on.
@@ -42,10 +44,10 @@ export async function loadCatalogue(
   const albums = []
   for (const { albums: entries, ...entry } of catalogue) {
     const id = artistIds[artistAt++] as number
-    artists.push(artistRow(id, { ...entry, image: imageOf(entry.image, 'artist', id) }, entries.length))
+    artists.push(artistRow(id, { ...entry, image: imageOf(entry.image, cover, 'artist', id) }, entries.length))
     for (const fields of entries) {
       const album = albumIds[albumAt++] as number
-      albums.push(albumRow(album, { ...fields, artistId: id, image: imageOf(fields.image, 'album', album) }))
+      albums.push(albumRow(album, { ...fields, artistId: id, image: imageOf(fields.image, cover, 'album', album) }))
     }
   }
   await insertRows(tx, 'rl_artists', artists)

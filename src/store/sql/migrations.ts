@@ -50,7 +50,7 @@ export const MIGRATIONS: readonly Migration[] = [
         value BIGINT NOT NULL
       )`,
       // name_key: the name's order key (`nameKey`) in UTF-16BE, whose byte order is JavaScript's (rows.ts says why).
-      // folded_*: the name and band as a search compares them (`fold`). album_count: `meta.total` of the artist's
+      // folded_*: the name and band as a search compares them (`searchable`). album_count: `meta.total` of the artist's
       // albums, kept by every album insert.
       `CREATE TABLE IF NOT EXISTS rl_artists (
         id BIGINT PRIMARY KEY,

@@ -4,17 +4,14 @@
  */
 import type { Album } from '../../model/album.ts'
 import type { Artist } from '../../model/artist.ts'
-import { fold, nameKey } from '../../model/search.ts'
+import { nameKey, searchable } from '../../model/search.ts'
 import type { Credential, New, NewCredential, NewUser, User } from '../store.ts'
 
-// As in the document store: folded text never holds U+0000 (PostgreSQL's TEXT cannot either), and a query loses it.
-const clean = (text: string) => text.replaceAll('\u0000', '')
+/** What an artist search looks for (`searchable`, as in the document store); empty finds everything. */
+export const artistNeedle = (q: string | undefined) => searchable(q ?? '')
 
-/** What an artist search looks for (see `fold`); empty finds everything. */
-export const artistNeedle = (q: string | undefined) => clean(fold(q ?? ''))
-
-/** What an album search looks for: its name folded, as the document store compares it. */
-export const albumNeedle = (q: string | undefined) => fold(q ?? '')
+/** What an album search looks for (`searchable`, as in the document store); empty finds everything. */
+export const albumNeedle = (q: string | undefined) => searchable(q ?? '')
 
 /**
  * A name's order key (`nameKey`) as BYTEA in UTF-16 big-endian. JavaScript compares strings by UTF-16 code unit, and
@@ -36,8 +33,8 @@ export function artistRow(id: number, { name, description, image, band }: New<Ar
     image: image ?? null,
     band: band ?? null,
     name_key: keyBytes(name),
-    folded_name: clean(fold(name)),
-    folded_band: clean(fold(band ?? '')),
+    folded_name: searchable(name),
+    folded_band: searchable(band ?? ''),
     album_count: albumCount,
   }
 }
@@ -51,7 +48,7 @@ export function albumRow(id: number, { artistId, name, year, image }: New<Album>
     year: year ?? null,
     image: image ?? null,
     name_key: keyBytes(name),
-    folded_name: fold(name),
+    folded_name: searchable(name),
   }
 }
 
@@ -60,27 +57,30 @@ export const ARTIST_COLUMNS = 'id, name, description, image, band'
 /** The columns an album is read from. */
 export const ALBUM_COLUMNS = 'id, artist_id, name, year, image'
 
+// Records are handed out frozen, as the document store's are: nothing may edit one in place (a page cache holds them).
 // BIGINT arrives as a string (Bun.SQL's default, which keeps ids beyond 2^53 intact in transit); ids fit a number.
 const int = (value: unknown) => Number(value)
 const optional = <T>(value: T | null): T | undefined => value ?? undefined
 
 /** An artist from its row; unset fields are undefined, as the document store holds them (JSON leaves them out). */
-export const artistOf = (row: Record<string, unknown>): Artist => ({
-  id: int(row.id),
-  name: row.name as string,
-  description: optional(row.description as string | null),
-  image: optional(row.image as string | null),
-  band: optional(row.band as string | null),
-})
+export const artistOf = (row: Record<string, unknown>): Artist =>
+  Object.freeze({
+    id: int(row.id),
+    name: row.name as string,
+    description: optional(row.description as string | null),
+    image: optional(row.image as string | null),
+    band: optional(row.band as string | null),
+  })
 
 /** An album from its row. */
-export const albumOf = (row: Record<string, unknown>): Album => ({
-  id: int(row.id),
-  artistId: int(row.artist_id),
-  name: row.name as string,
-  year: optional(row.year as number | null),
-  image: optional(row.image as string | null),
-})
+export const albumOf = (row: Record<string, unknown>): Album =>
+  Object.freeze({
+    id: int(row.id),
+    artistId: int(row.artist_id),
+    name: row.name as string,
+    year: optional(row.year as number | null),
+    image: optional(row.image as string | null),
+  })
 
 /** The columns of a user row; `email_key` is `emailKey(email)`, unique. */
 export const userRow = (id: number, user: NewUser & { credentialsEpoch?: number }, emailKey: string) => ({
@@ -97,15 +97,16 @@ export const userRow = (id: number, user: NewUser & { credentialsEpoch?: number 
 })
 
 /** A user from its row. */
-export const userOf = (row: Record<string, unknown>): User => ({
-  id: int(row.id),
-  name: row.name as string,
-  email: row.email as string,
-  passwordHash: row.password_hash as string,
-  createdAt: row.created_at as string,
-  disabledAt: (row.disabled_at as string | null | undefined) ?? null,
-  credentialsEpoch: int(row.credentials_epoch ?? 0),
-})
+export const userOf = (row: Record<string, unknown>): User =>
+  Object.freeze({
+    id: int(row.id),
+    name: row.name as string,
+    email: row.email as string,
+    passwordHash: row.password_hash as string,
+    createdAt: row.created_at as string,
+    disabledAt: (row.disabled_at as string | null | undefined) ?? null,
+    credentialsEpoch: int(row.credentials_epoch ?? 0),
+  })
 
 /**
  * When an ISO timestamp falls, in ms since the epoch, for comparisons in SQL: the text itself does not compare
@@ -136,16 +137,17 @@ export const credentialRow = (id: number, credential: NewCredential) => ({
 })
 
 /** A credential from its row. */
-export const credentialOf = (row: Record<string, unknown>): Credential => ({
-  id: int(row.id),
-  userId: int(row.user_id),
-  kind: row.kind as Credential['kind'],
-  name: row.name as string | null,
-  hash: row.hash as string,
-  prefix: row.prefix as string,
-  createdAt: row.created_at as string,
-  expiresAt: row.expires_at as string | null,
-  lastUsedAt: row.last_used_at as string | null,
-  revokedAt: row.revoked_at as string | null,
-  epoch: int(row.epoch ?? 0),
-})
+export const credentialOf = (row: Record<string, unknown>): Credential =>
+  Object.freeze({
+    id: int(row.id),
+    userId: int(row.user_id),
+    kind: row.kind as Credential['kind'],
+    name: row.name as string | null,
+    hash: row.hash as string,
+    prefix: row.prefix as string,
+    createdAt: row.created_at as string,
+    expiresAt: row.expires_at as string | null,
+    lastUsedAt: row.last_used_at as string | null,
+    revokedAt: row.revoked_at as string | null,
+    epoch: int(row.epoch ?? 0),
+  })

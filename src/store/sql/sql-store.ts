@@ -38,7 +38,7 @@ import {
 import { isStaleConnection, storeError, within } from './faults.ts'
 import { SqlLimiter, SqlRecents } from './limiter.ts'
 import { listAlbums, listArtists } from './lists.ts'
-import { loadCatalogue } from './load.ts'
+import { isEmpty, loadCatalogue } from './load.ts'
 import { migrate } from './migrate.ts'
 import { PageCache } from './page-cache.ts'
 import { fetchAlbums, fetchArtists, fetchCredentials, fetchUsers, fetchVersions, ReadBatcher } from './reads.ts'
@@ -224,8 +224,8 @@ export class SqlStore implements Store {
   /** The credential with the use recorded here and not yet saved, as the document store would show it. */
   private withTouch(credential: Credential): Credential {
     const at = this.writes.pendingTouch(credential.id)
-    if (at !== undefined) credential.lastUsedAt = at
-    return credential
+    // A new record, never an edit of the one read (records are frozen).
+    return at !== undefined ? Object.freeze({ ...credential, lastUsedAt: at }) : credential
   }
 
   readonly artists = {
@@ -351,12 +351,7 @@ export class SqlStore implements Store {
   }
 
   isEmpty(): Promise<boolean> {
-    return this.read(async () => {
-      const [row] = await this.sql`
-        SELECT EXISTS (SELECT 1 FROM rl_artists) OR EXISTS (SELECT 1 FROM rl_albums)
-          OR EXISTS (SELECT 1 FROM rl_users) AS filled`
-      return !row?.filled
-    })
+    return this.read(() => isEmpty(this.sql))
   }
 
   load(
