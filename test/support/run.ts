@@ -2,11 +2,11 @@
  * `bun run test`: every test file (test/release/ aside: that is the release step's, `bun run test:release`), then the
  * in-process contract suite again over PostgreSQL, as two `bun test` runs that each print their own results.
  *
- * What the runs share is made once, here, before they start: the compiled executable (built when older than its
- * sources; every test process of the run then uses that build, see `BUILT_FOR_RUN`) and one PostgreSQL server (every
- * test process takes a database of its own on it, see `SHARED_POSTGRES`). The test files are spread over worker
- * processes (`bun test --parallel`), each keeping its modules from one file to the next (`--no-isolate`), as a
- * single `bun test` process does. The contract suite over PostgreSQL runs meanwhile; its output is held back and
+ * What the runs share is made once, here: the compiled executable (built when older than its sources; every test
+ * process of the run then uses that build, see `BUILT_FOR_RUN`) and one PostgreSQL server (every test process takes a
+ * database of its own on it, see `SHARED_POSTGRES`), the build while the server starts. The test files are spread
+ * over worker processes (`bun test --parallel`), each keeping its modules from one file to the next (`--no-isolate`),
+ * as a single `bun test` process does. The contract suite over PostgreSQL runs meanwhile; its output is held back and
  * printed after the main run's, so that neither interleaves with the other.
  *
  * Arguments go to the main run: `bun run test test/catalogue` runs that folder, and the contract suite in full.
@@ -21,10 +21,12 @@ import { SHARED_POSTGRES, startSharedPostgres } from './postgres.ts'
 const WORKERS = Number(process.env.ROCK_LEGENDS_TEST_WORKERS ?? 2)
 const SQL_WORKERS = Number(process.env.ROCK_LEGENDS_TEST_SQL_WORKERS ?? 2)
 
-await ensureBinary()
-const env: Record<string, string | undefined> = { ...process.env, [BUILT_FOR_RUN]: BINARY }
+// The build (a second or so) runs while PostgreSQL starts.
+const build = ensureBinary()
 const skipSql = withoutPostgres()
 const postgres = skipSql === undefined ? await startSharedPostgres() : undefined
+await build
+const env: Record<string, string | undefined> = { ...process.env, [BUILT_FOR_RUN]: BINARY }
 if (postgres) env[SHARED_POSTGRES] = postgres.env
 
 /**
