@@ -1,6 +1,5 @@
-import type { Server } from 'bun'
 import { Elysia } from 'elysia'
-import { clientKey } from '../auth/client-key.ts'
+import { requestClient } from '../auth/client-key.ts'
 import type { authGuard } from '../auth/guard.ts'
 import { anyCredential, bearerToken, publicAccess } from '../docs/security.ts'
 import { jsonBody, SMALL_BODY_BYTES } from '../http/body.ts'
@@ -22,17 +21,6 @@ import type { Accounts, PersonalKey, Session as SignedIn } from './service.ts'
 
 const BASE = '/api/v1/user'
 const KEYS = `${BASE}/api-keys`
-
-// In-process calls (`app.handle`) have no socket, so they share one address. X-Forwarded-For is deliberately not
-// read: any client can write it, and trusting it would let one client spread its attempts over invented addresses.
-const IN_PROCESS = 'in-process'
-
-/**
- * The client a request came from, the key of the per-client rate limits: its address, with the addresses one client
- * gets for free (all of loopback, an IPv6 /64) taken as one.
- */
-const clientOf = (server: Server<unknown> | null, request: Request) =>
-  clientKey(server?.requestIP(request)?.address ?? IN_PROCESS)
 
 const noContent = () => new Response(null, { status: 204 })
 
@@ -66,7 +54,7 @@ export const accountRoutes = (accounts: Accounts, guard: ReturnType<typeof authG
     .post(
       '/signup',
       async ({ body, server, request, set }) => {
-        const user = await accounts.signUp(body, clientOf(server, request))
+        const user = await accounts.signUp(body, requestClient(server, request))
         set.status = 201
         set.headers.location = `${BASE}/me`
         return user
@@ -92,7 +80,7 @@ export const accountRoutes = (accounts: Accounts, guard: ReturnType<typeof authG
     )
     .post(
       '/login',
-      async ({ body, server, request }) => sessionAnswer(await accounts.logIn(body, clientOf(server, request))),
+      async ({ body, server, request }) => sessionAnswer(await accounts.logIn(body, requestClient(server, request))),
       {
         // Anyone may send this: at most 16 KiB of body is read, and a larger one is refused unread.
         parse: jsonBody({ limit: SMALL_BODY_BYTES }),
