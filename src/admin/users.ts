@@ -13,7 +13,7 @@ const PasswordResetInput = t.Object(
 )
 
 // The operator's routes: only a service key may call them, and they are left out of /openapi.json, which documents
-// the API for its users (README.md, "Managing accounts", documents them).
+// the API for its users (docs/api.md, "Managing accounts", documents them).
 const operator = { service: true, detail: { hide: true } } as const
 
 /**

@@ -32,7 +32,7 @@ export class ByteCache<V> {
     this.largest = Math.floor(budget / LARGEST_ENTRY_SHARE)
   }
 
-  /** The estimated bytes held now: never more than `budget`. For tests and the README's claim. */
+  /** The estimated bytes held now: never more than `budget`. For tests, and the bound docs/design-decisions.md states. */
   get bytes(): number {
     return this.total
   }

@@ -132,7 +132,7 @@ export const MIGRATIONS: readonly Migration[] = [
     statements: [
       // `artists.version` moves on in the transaction of every write to the artists (page-cache.ts): a replica
       // keeps the list pages it read and asks only this row whether they still hold. Replicas of builds before
-      // this migration do not move it: stop them before starting this build's (README, Running several replicas).
+      // this migration do not move it: stop them before starting this build's (docs/operations.md, Running several replicas).
       "INSERT INTO rl_counters (name, value) VALUES ('artists.version', 0) ON CONFLICT (name) DO NOTHING",
     ],
   },
@@ -180,7 +180,7 @@ export const MIGRATIONS: readonly Migration[] = [
       // Each sequence starts past the highest of its old counter, the highest id in its table (a row put by hand)
       // and its own value: the next record gets the id it would have had before, and a migration that died half-way
       // and runs again never moves a sequence back. Replicas of earlier builds, which still take ids from
-      // `rl_counters`, must be stopped before this build starts (README, Running several replicas).
+      // `rl_counters`, must be stopped before this build starts (docs/operations.md, Running several replicas).
       ...(
         [
           ['rl_artist_ids', 'artists', 'rl_artists'],
