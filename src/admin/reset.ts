@@ -6,16 +6,17 @@ import type { Store } from '../store/store.ts'
 export type Reset = () => Promise<void>
 
 /**
- * Captures what `store` holds now (after seeding, at start-up) and returns the function that restores it, records
- * and id counters alike, in one durable write: each test of a suite can start from the same fixture.
+ * Fixes the store's reset point (what it holds now, after seeding, at start-up; over a database shared by replicas,
+ * what it held when the first replica did this) and returns the function that restores it, records and id counters
+ * alike, in one durable write: each test of a suite can start from the same fixture.
  *
  * @example
  * const reset = await captureStartState(store)
  * await reset()
  */
 export async function captureStartState(store: Store): Promise<Reset> {
-  const snapshot = await store.snapshot()
-  return () => store.restore(snapshot)
+  const point = await store.resetPoint()
+  return () => store.restore(point)
 }
 
 /**

@@ -64,7 +64,10 @@ export type AlbumInput = Static<ReturnType<typeof AlbumInput>>
 
 const storedId = Type.Integer({ minimum: 1 })
 
-/** An album as a data file may hold it: files written by version 0.1 hold null for unset fields. */
+/**
+ * An album as a data file may hold it: files written by 0.1 builds hold null for unset fields
+ * (src/store/document/upgrade.ts).
+ */
 export const StoredAlbum = Type.Object({ id: storedId, artistId: storedId, ...storedProperties(fields, required) })
 
 /**

@@ -73,7 +73,10 @@ export const ArtistInput = Type.Object(
 /** What a client sends to create or replace an artist. */
 export type ArtistInput = Static<typeof ArtistInput>
 
-/** An artist as a data file may hold it: files written by version 0.1 hold null for unset fields. */
+/**
+ * An artist as a data file may hold it: files written by 0.1 builds hold null for unset fields
+ * (src/store/document/upgrade.ts).
+ */
 export const StoredArtist = Type.Object({ id: Type.Integer({ minimum: 1 }), ...storedProperties(fields, required) })
 
 /**

@@ -18,7 +18,7 @@ export type Accepted<F extends TProperties, R extends keyof F> = {
   [K in keyof F]: K extends R ? F[K] : TOptional<TUnion<[F[K], TNull]>>
 }
 
-/** The stored form of `F`, as data files hold it: optional fields may also be null, as version 0.1 wrote them. */
+/** The stored form of `F`, as data files hold it: optional fields may also be null, as 0.1 builds wrote them (upgrade.ts). */
 export type Stored<F extends TProperties, R extends keyof F> = Accepted<F, R>
 
 const withRules = (field: TSchema, rules: Rules | undefined): TSchema => (rules ? { ...field, ...rules } : field)

@@ -114,7 +114,7 @@ export interface LoadOptions {
 
 declare const snapshotBrand: unique symbol
 
-/** Everything a store holds at one moment (records and id counters), from `snapshot()`; opaque outside the store. */
+/** Everything a store holds at one moment (records and id counters), from `snapshot()`; opaque outside the stores. */
 export interface Snapshot {
   readonly [snapshotBrand]: true
 }
@@ -349,13 +349,19 @@ export interface Store {
     options?: LoadOptions,
   ): Promise<{ artists: number; albums: number } | undefined>
   /**
-   * The state to give back to `restore` later (a fixture's start-up state). For a store one process owns, a copy of
-   * everything stored now; for a database shared by replicas, the reset point they all share, which the first to ask
-   * takes (so a reset on any replica restores the same state).
+   * Everything stored now, records and id counters, in one consistent view (over SQL, one REPEATABLE READ
+   * transaction): a copy that later writes leave as it is.
    */
   snapshot(): Promise<Snapshot>
-  /** Replaces everything stored, counters included, with a snapshot, in one durable write. */
+  /** Replaces everything stored, counters included, with `snapshot`, in one durable write; it may be restored again. */
   restore(snapshot: Snapshot): Promise<void>
+  /**
+   * The state a reset returns to (`--allow-reset`, src/admin/reset.ts): the {@link snapshot} taken at the first call
+   * among all the processes serving this store, and the same for each of them. The document store, which one process
+   * owns, takes it at its first call; a database shared by replicas keeps the first replica's in the database, across
+   * restarts (`DELETE FROM rl_snapshots` forgets it), so a reset on any replica restores the same state.
+   */
+  resetPoint(): Promise<Snapshot>
   /** Resolves when the store can serve; rejects with {@link DatabaseUnavailableError} naming the cause otherwise. */
   check(): Promise<void>
   /** Waits for writes in flight, then releases what the store holds (the data file, the connections). */

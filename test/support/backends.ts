@@ -35,7 +35,7 @@ function whenReady(ready: Promise<Store>): Store {
       get: on((store, id: number) => store.artists.get(id)),
       list: on((store, ...args: Parameters<Store['artists']['list']>) => store.artists.list(...args)),
       insert: on((store, fields: Parameters<Store['artists']['insert']>[0]) => store.artists.insert(fields)),
-      replace: on((store, artist: Parameters<Store['artists']['replace']>[0]) => store.artists.replace(artist)),
+      replace: on((store, ...args: Parameters<Store['artists']['replace']>) => store.artists.replace(...args)),
     },
     albums: {
       get: on((store, id: number) => store.albums.get(id)),
@@ -68,6 +68,7 @@ function whenReady(ready: Promise<Store>): Store {
     isEmpty: on((store) => store.isEmpty()),
     load: on((store, ...args: Parameters<Store['load']>) => store.load(...args)),
     snapshot: on((store) => store.snapshot()),
+    resetPoint: on((store) => store.resetPoint()),
     restore: on((store, snapshot: Parameters<Store['restore']>[0]) => store.restore(snapshot)),
     check: on((store) => store.check()),
     close: on((store) => store.close()),

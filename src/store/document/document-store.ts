@@ -33,15 +33,16 @@ import {
 } from '../store.ts'
 import { listAlbums } from './album-lists.ts'
 import type { Batch } from './batch.ts'
-import { type Document, emptyDocument, type StoredDocument, upgradeDocument } from './document.ts'
+import { type Document, emptyDocument, type StoredDocument } from './document.ts'
 import { type Change, GroupCommit } from './group-commit.ts'
 import { MemoryLimiter, MemoryRecents } from './memory-limiter.ts'
 import type { Persistence } from './persistence.ts'
 import { Records } from './records.ts'
+import { upgradeDocument } from './upgrade.ts'
 
 // Records are rebuilt field by field so that the file and the responses always list fields in the same order. An
 // unset field holds undefined, which JSON leaves out: every record has the same shape in memory. A null from a
-// caller that still speaks the form of version 0.1 is unset too.
+// caller is unset too (request bodies may say null for an unset field).
 const artistRecord = (id: number, { name, description, image, band }: New<Artist>): Artist => ({
   id,
   name,
@@ -67,13 +68,14 @@ export class DocumentStore implements Store {
   private readonly records: Records
   private readonly commits: GroupCommit
   private closed = false
+  private point: Promise<Snapshot> | undefined
 
   /** Wraps a lowdb instance whose `data` has been read (null for a new store), persisted by `persistence`. */
   constructor(
     db: Low<Document>,
     private readonly persistence: Persistence,
   ) {
-    // Files written by earlier versions said null for unset fields, or had no `disabledAt` on users.
+    // Files written by earlier builds are brought to the current form (upgrade.ts).
     db.data = db.data ? upgradeDocument(db.data as unknown as StoredDocument) : emptyDocument()
     this.records = new Records(db)
     this.commits = new GroupCommit(this.records, persistence)
@@ -267,6 +269,12 @@ export class DocumentStore implements Store {
 
   async snapshot(): Promise<Snapshot> {
     return structuredClone(this.records.doc) as unknown as Snapshot
+  }
+
+  /** This process owns the store: the reset point is the snapshot of the first call. */
+  resetPoint(): Promise<Snapshot> {
+    this.point ??= this.snapshot()
+    return this.point
   }
 
   restore(snapshot: Snapshot): Promise<void> {

@@ -21,7 +21,7 @@ export const DocumentSchema = T.Object({
       email: T.String(),
       passwordHash: T.String(),
       createdAt: timestamp,
-      // Optional: files and journals written before accounts could be disabled have none (see upgradeDocument).
+      // Optional: files and journals written before accounts could be disabled have none (see upgrade.ts).
       disabledAt: T.Optional(nullable(timestamp)),
       // Optional: files and journals written before credentials epochs have none (read as 0, see upgradeDocument).
       credentialsEpoch: T.Optional(T.Integer({ minimum: 0 })),
@@ -47,7 +47,7 @@ export const DocumentSchema = T.Object({
 /** The data file's document as read: records in id order and the counters that assign the next ids. */
 export type StoredDocument = Static<typeof DocumentSchema>
 
-/** The document as the store holds it, once read (see {@link upgradeDocument}). */
+/** The document as the store holds it, once read (see `upgradeDocument` in upgrade.ts). */
 export type Document = Omit<StoredDocument, 'artists' | 'albums' | 'users' | 'credentials'> & {
   artists: Artist[]
   albums: Album[]
@@ -101,41 +101,4 @@ export function documentProblem(value: unknown): string | undefined {
     }
   }
   return undefined
-}
-
-const hasNull = (record: object) => Object.values(record).includes(null)
-
-/**
- * The document with the null fields of its artists and albums left out, the form the store holds and serves: data
- * files and journals written by version 0.1 said null for an unset field. Records without a null are kept as they are,
- * so a current file costs one pass and no copies.
- */
-export function withoutNulls(document: StoredDocument): Document {
-  for (const records of [document.artists, document.albums] as object[][])
-    for (let i = 0; i < records.length; i++) {
-      const record = records[i] as object
-      if (hasNull(record)) records[i] = Object.fromEntries(Object.entries(record).filter(([, value]) => value !== null))
-    }
-  return document as Document
-}
-
-/**
- * The document in the form the store holds: artists and albums without nulls (see {@link withoutNulls}), every user
- * with its `disabledAt` (null when a file or journal written before accounts could be disabled has none) and its
- * `credentialsEpoch`, and every credential with its `epoch` (0 when written before credentials epochs). Records that
- * have them are kept as they are.
- */
-export function upgradeDocument(document: StoredDocument): Document {
-  const users = document.users as { disabledAt?: string | null; credentialsEpoch?: number }[]
-  for (let i = 0; i < users.length; i++) {
-    const user = users[i] as { disabledAt?: string | null; credentialsEpoch?: number }
-    if (user.disabledAt === undefined || user.credentialsEpoch === undefined)
-      users[i] = { ...user, disabledAt: user.disabledAt ?? null, credentialsEpoch: user.credentialsEpoch ?? 0 }
-  }
-  const credentials = document.credentials as { epoch?: number }[]
-  for (let i = 0; i < credentials.length; i++) {
-    const credential = credentials[i] as { epoch?: number }
-    if (credential.epoch === undefined) credentials[i] = { ...credential, epoch: 0 }
-  }
-  return withoutNulls(document)
 }

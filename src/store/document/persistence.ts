@@ -65,7 +65,7 @@ export function upsert<R extends { id: number }>(records: R[], record: R): R | u
 
 /**
  * Replays journal entries onto a document: records are upserted, counters only move forward. Entries written
- * by version 0.1 may carry nulls, which the store leaves out when it takes the document.
+ * by earlier builds are brought to the current form with the rest of the document (upgrade.ts).
  */
 export function replay(document: StoredDocument, entries: readonly JournalEntry[]): void {
   for (const entry of entries) {

@@ -50,7 +50,7 @@ const SEQUENCES = {
  * the rows. The counters are the last ids the sequences gave: a sequence is not transactional, so one taken by a
  * write still in flight counts too (the next id after a reset is then past it, the same at every reset).
  */
-export async function dump(tx: SQL): Promise<SnapshotDocument> {
+async function dump(tx: SQL): Promise<SnapshotDocument> {
   const [last] = await tx.unsafe(
     `SELECT ${Object.entries(SEQUENCES)
       .map(
@@ -72,6 +72,12 @@ export async function dump(tx: SQL): Promise<SnapshotDocument> {
     users: (await tx`SELECT * FROM rl_users ORDER BY id`).map(userOf),
     credentials: (await tx`SELECT * FROM rl_credentials ORDER BY id`).map(credentialOf),
   }
+}
+
+/** Everything stored now, in `tx`, which this makes REPEATABLE READ: its first statement must be this one's. */
+export async function dumpConsistent(tx: SQL): Promise<SnapshotDocument> {
+  await tx`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ`
+  return dump(tx)
 }
 
 /**

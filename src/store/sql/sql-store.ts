@@ -44,7 +44,7 @@ import { PageCache } from './page-cache.ts'
 import { fetchAlbums, fetchArtists, fetchCredentials, fetchUsers, fetchVersions, ReadBatcher } from './reads.ts'
 import { inTransaction, retried, sqlState } from './retry.ts'
 import { artistOf, artistRow, credentialOf, userOf, userRow } from './rows.ts'
-import { dump, RESET_POINT, replaceAll, type SnapshotDocument } from './snapshot.ts'
+import { dumpConsistent, RESET_POINT, replaceAll, type SnapshotDocument } from './snapshot.ts'
 import { STRIPES, type Transact, takeIds, tallyArtists, WriteBatcher } from './writes.ts'
 
 /** The stripes of the artists' tally, put by each replica as it opens (idempotent, safe against each other). */
@@ -365,34 +365,40 @@ export class SqlStore implements Store {
     })
   }
 
-  /** The shared reset point: the state of the database when the first replica asked, saved in `rl_snapshots`. */
+  /** Every table read in one REPEATABLE READ transaction: one consistent view, however many writes run meanwhile. */
   async snapshot(): Promise<Snapshot> {
     if (this.closed) throw new StoreUnavailableError('the store is closed')
     try {
-      const [taken] = await this.sql`SELECT 1 AS taken FROM rl_snapshots WHERE name = ${RESET_POINT}`
-      if (!taken)
-        await this.transact(async (tx) => {
-          // One consistent view of every table, however many writes run meanwhile.
-          await tx`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ`
-          const document = JSON.stringify(await dump(tx))
-          await tx`INSERT INTO rl_snapshots (name, document) VALUES (${RESET_POINT}, ${document}) ON CONFLICT (name) DO NOTHING`
-        })
+      return (await this.transact(dumpConsistent)) as unknown as Snapshot
     } catch (error) {
       throw storeError(error, this.target)
     }
-    return { name: RESET_POINT } as unknown as Snapshot
   }
 
-  /** Brings the database, for every replica, back to the reset point `snapshot` names, in one transaction. */
+  /** The shared reset point: the state of the database when the first replica asked, kept in `rl_snapshots`. */
+  async resetPoint(): Promise<Snapshot> {
+    if (this.closed) throw new StoreUnavailableError('the store is closed')
+    try {
+      const [kept] = await this.sql`SELECT document FROM rl_snapshots WHERE name = ${RESET_POINT}`
+      if (kept) return JSON.parse(kept.document) as Snapshot
+      await this.transact(async (tx) => {
+        const document = JSON.stringify(await dumpConsistent(tx))
+        await tx`INSERT INTO rl_snapshots (name, document) VALUES (${RESET_POINT}, ${document}) ON CONFLICT (name) DO NOTHING`
+      })
+      // Another replica's, when it got there first.
+      const [taken] = await this.sql`SELECT document FROM rl_snapshots WHERE name = ${RESET_POINT}`
+      if (!taken) throw new Error('the reset point just saved is gone')
+      return JSON.parse(taken.document) as Snapshot
+    } catch (error) {
+      throw storeError(error, this.target)
+    }
+  }
+
+  /** Replaces every table's rows with `snapshot`'s, for every replica, in one transaction. */
   async restore(snapshot: Snapshot): Promise<void> {
     if (this.closed) throw new StoreUnavailableError('the store is closed')
-    const { name } = snapshot as unknown as { name: string }
     try {
-      await this.transact(async (tx) => {
-        const [row] = await tx`SELECT document FROM rl_snapshots WHERE name = ${name}`
-        if (!row) throw new Error(`there is no reset point named ${name}`)
-        await replaceAll(tx, JSON.parse(row.document) as SnapshotDocument, emailKey)
-      })
+      await this.transact((tx) => replaceAll(tx, snapshot as unknown as SnapshotDocument, emailKey))
     } catch (error) {
       throw storeError(error, this.target)
     }

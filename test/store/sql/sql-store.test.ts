@@ -395,7 +395,7 @@ describe.skipIf(skip)('SqlStore: seeding, snapshot and restore', () => {
       (await sql.users.insert({ name: 'B', email: 'b@b.co', passwordHash: 'h', createdAt: 'now', disabledAt: null }))
         .id,
     ).toBe(2)
-    // Again: the reset point stays.
+    // Again: the snapshot restores as often as asked.
     await sql.restore(handle)
     expect((await sql.artists.list({ limit: 10, offset: 0 })).total).toBe(3)
   })
@@ -491,13 +491,13 @@ describe.skipIf(skip)('SqlStore: two replicas over one database', () => {
     expect(count.n).toBe(3)
   })
 
-  test('a snapshot taken on A is what a restore on B brings back, and a later snapshot keeps it', async () => {
+  test('the reset point taken on A is what a restore on B brings back, and B asking later gets the one A took', async () => {
     const [a, b] = await twoReplicas()
     await a.load(CATALOGUE)
-    const handle = await a.snapshot()
+    const handle = await a.resetPoint()
     await b.artists.insert({ name: 'Extra' })
     // B asks for the reset point after a write: it is A's, taken first.
-    const handleB = await b.snapshot()
+    const handleB = await b.resetPoint()
     await a.artists.insert({ name: 'Extra 2' })
     await b.restore(handleB)
     expect((await a.artists.list({ limit: 10, offset: 0 })).total).toBe(3)
