@@ -1,10 +1,9 @@
-import { resolve } from 'node:path'
 import { captureStartState } from './admin/reset.ts'
 import { createApp } from './app.ts'
 import { MAX_BODY_BYTES } from './http/body.ts'
 import { createLogger, flushLog } from './log.ts'
 import type { ServerOptions } from './options.ts'
-import { IN_MEMORY, isDatabaseUrl, openStore } from './store/open-store.ts'
+import { addressRecorder, IN_MEMORY, openStore } from './store/open-store.ts'
 
 export type { ServerOptions } from './options.ts'
 
@@ -28,8 +27,9 @@ const urlHost = (host: string) => (host.includes(':') ? `[${host}]` : host)
 const reachableHost = (host: string) => (host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '[::1]' : urlHost(host))
 
 /**
- * A service key of this process alone, for `rock-legends users` while the server owns its data file: it is written to
- * the file's lock (mode 0600), never logged, and dies with the process. 256 bits from the CSPRNG.
+ * A service key of this process alone, for `rock-legends users` while the server owns its data file: it is left
+ * beside the file with the server's address (`addressRecorder`; mode 0600), never logged, and dies with the process.
+ * 256 bits from the CSPRNG.
  */
 const operatorKey = () => `rl_op_${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64url')}`
 
@@ -63,8 +63,8 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   // Captured after seeding: the state a reset goes back to. Only when asked, as it holds a copy of all the data.
   const reset = allowReset ? await captureStartState(store) : undefined
   // Over a data file the server owns, `rock-legends users` goes through it (src/cli/users.ts), with this key.
-  const ownsFile = data !== IN_MEMORY && !isDatabaseUrl(data)
-  const ownKey = ownsFile ? operatorKey() : undefined
+  const recordAddress = addressRecorder(data)
+  const ownKey = recordAddress ? operatorKey() : undefined
   const app = createApp({
     ...options,
     store,
@@ -94,13 +94,12 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     throw error
   }
   const server = app.server
-  if (ownKey) {
-    const { recordServer } = await import('./store/json-file/lock.ts')
+  if (recordAddress && ownKey) {
     try {
-      recordServer(resolve(data), { url: `http://${reachableHost(host)}:${server.port}`, key: ownKey })
+      await recordAddress({ url: `http://${reachableHost(host)}:${server.port}`, key: ownKey })
     } catch (error) {
       // Serving goes on; `rock-legends users` then needs --url and --api-key, and says so.
-      log.error(`could not record the server's address in the lock of ${data}`, error)
+      log.error(`could not record the server's address beside ${data}`, error)
     }
   }
   let stopping: Promise<void> | undefined

@@ -1,3 +1,4 @@
+import { resolve } from 'node:path'
 import { openMemoryStore } from './document/memory.ts'
 import type { JsonFileOptions } from './json-file/json-file.ts'
 import { isSqlUrl } from './sql/connect.ts'
@@ -12,6 +13,26 @@ export const isDatabaseUrl = isSqlUrl
 
 /** How `openStore` tunes the store it opens: the options of a data file, or of a database. */
 export type StoreOptions = JsonFileOptions & SqlStoreOptions
+
+/** Where a server reaches `rock-legends users` and with which service key (src/cli/users.ts). */
+export interface ServerAddress {
+  url: string
+  key: string
+}
+
+/**
+ * For a `--data` value this process will own alone (a data file), how to leave the server's address beside it, so
+ * that `rock-legends users` asks the server instead of writing the file behind its back; `undefined` for a store
+ * others reach on their own (memory, which nobody else can see; a database, which they open themselves). The address
+ * goes into the lock the store holds on the file (json-file/lock.ts), and dies with it.
+ */
+export function addressRecorder(data: string): ((address: ServerAddress) => Promise<void>) | undefined {
+  if (data === IN_MEMORY || isDatabaseUrl(data)) return undefined
+  return async (address) => {
+    const { recordServer } = await import('./json-file/lock.ts')
+    recordServer(resolve(data), address)
+  }
+}
 
 /**
  * Opens the store named by `--data`: a JSON file path, `:memory:`, or the URL of a database that speaks the
