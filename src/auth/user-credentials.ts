@@ -28,7 +28,7 @@ export function userCredentials(store: Store, now: () => Date): CredentialCheck 
     // even if its revocation were lost. Personal keys survive a reset by design (SECURITY.md): the user made them,
     // lists them and revokes them, and a key made by a request in flight during the reset is as one made just before.
     if (credential.kind === 'token' && credential.epoch < user.credentialsEpoch) return undefined
-    store.credentials.touch(credential.id, at.toISOString())
+    store.credentials.noteUse(credential.id, at.toISOString())
     return { kind: 'user', userId: credential.userId, credentialId: credential.id, via: credential.kind }
   }
 }

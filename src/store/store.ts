@@ -321,8 +321,13 @@ export interface Store {
     revoke(id: number, at: string): Promise<Credential | undefined>
     /** Revokes every live credential of `kind` of the user, in one durable write; resolves with how many. */
     revokeAll(userId: number, kind: Credential['kind'], at: string): Promise<number>
-    /** Records a use; kept in memory and persisted later, with other writes, never a write of its own. */
-    touch(id: number, at: string): void
+    /**
+     * Notes a use of a credential at `at`, its `lastUsedAt`: never a durable write of its own, since a use is no
+     * change anyone waits for. This process's reads of the credential show it at once. The document store saves it
+     * with its next commit, or on close; the SQL store with its next write transaction, or within
+     * `saveUsesEveryMs` (2 s) when none comes, or on close. A crash loses the uses noted since, never anything else.
+     */
+    noteUse(id: number, at: string): void
     /**
      * Removes every credential that is dead at `now` (revoked, or expired), so that logins do not grow the data
      * forever; resolves with how many went. Their hashes become unknown, which is refused like a revoked one, and

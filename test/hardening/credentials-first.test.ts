@@ -148,11 +148,11 @@ describe('credentials before the body (in-process)', () => {
       }),
     )
     const { token } = (await login.json()) as { token: string }
-    const touches: string[] = []
-    const touch = store.credentials.touch.bind(store.credentials)
-    store.credentials.touch = (id, at) => {
-      touches.push(at)
-      return touch(id, at)
+    const uses: string[] = []
+    const noteUse = store.credentials.noteUse.bind(store.credentials)
+    store.credentials.noteUse = (id, at) => {
+      uses.push(at)
+      return noteUse(id, at)
     }
     const created = await server.handle(
       new Request('http://localhost/api/v1/artists', {
@@ -162,7 +162,7 @@ describe('credentials before the body (in-process)', () => {
       }),
     )
     expect(created.status).toBe(201)
-    expect(touches).toHaveLength(1)
+    expect(uses).toHaveLength(1)
   })
 })
 

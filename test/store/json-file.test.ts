@@ -179,7 +179,7 @@ describe('openJsonFileStore', () => {
       lastUsedAt: null,
       revokedAt: null,
     })
-    store.credentials.touch(credential.id, 'just now')
+    store.credentials.noteUse(credential.id, 'just now')
     await store.close()
     const onDisk = JSON.parse(readFileSync(file, 'utf8')) as Document
     expect(onDisk.credentials[0]?.lastUsedAt).toBe('just now')

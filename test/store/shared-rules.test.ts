@@ -143,7 +143,7 @@ describe.skipIf(skip)('records are never edited in place: both stores hand them 
       await store.load([{ name: 'Spinetta', albums: [{ name: 'Artaud' }] }])
       const { id } = await store.users.insert(USER)
       await store.credentials.insert(credential(id, { hash: 'h' }))
-      store.credentials.touch(1, NOW)
+      store.credentials.noteUse(1, NOW)
       const records = [
         await store.artists.get(1),
         (await store.artists.list({ limit: 1, offset: 0 }, { q: 'spin' })).items[0],

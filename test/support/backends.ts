@@ -23,7 +23,7 @@ export function testBackend(): Backend {
 
 /**
  * A store that is usable at once although it opens asynchronously: every call waits for `ready`, then goes to the
- * store it gives. `touch`, which returns nothing, is passed on once the store is ready.
+ * store it gives. `noteUse`, which returns nothing, is passed on once the store is ready.
  */
 function whenReady(ready: Promise<Store>): Store {
   const on =
@@ -60,8 +60,8 @@ function whenReady(ready: Promise<Store>): Store {
       revokeAll: on((store, ...args: Parameters<Store['credentials']['revokeAll']>) =>
         store.credentials.revokeAll(...args),
       ),
-      touch: (id, at) => {
-        ready.then((store) => store.credentials.touch(id, at))
+      noteUse: (id, at) => {
+        ready.then((store) => store.credentials.noteUse(id, at))
       },
       purge: on((store, now: string) => store.credentials.purge(now)),
     },

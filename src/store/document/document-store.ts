@@ -192,7 +192,7 @@ export class DocumentStore implements Store {
       }),
     revokeAll: (userId: number, kind: Credential['kind'], at: string): Promise<number> =>
       this.change((batch) => this.revokeLive(batch, userId, kind, at)),
-    touch: (id: number, at: string): void => {
+    noteUse: (id: number, at: string): void => {
       const credential = this.records.credential(id)
       // Not a write of its own: the time rides along with the next commit, or is saved on close.
       if (credential) this.commits.pending.note('credentials', { ...credential, lastUsedAt: at })

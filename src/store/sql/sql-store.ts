@@ -67,8 +67,8 @@ export interface SqlStoreOptions {
   idleTimeoutMs?: number
   /** How long `check()` waits for `SELECT 1`, in ms. */
   checkTimeoutMs?: number
-  /** How often credential uses (`touch`) are saved when no write carries them, in ms. */
-  touchFlushMs?: number
+  /** How often noted credential uses (`credentials.noteUse`) are saved when no write carries them, in ms. */
+  saveUsesEveryMs?: number
   /** Who this replica is, in the migration records: host and process id by default. */
   owner?: string
 }
@@ -105,7 +105,7 @@ export async function openSqlStore(url: string, options: SqlStoreOptions = {}): 
 /**
  * The {@link Store} over a database that speaks the PostgreSQL protocol (PostgreSQL 13+, CockroachDB), shared by
  * any number of replicas: everything lives in the database, nothing in the process but credential uses not yet
- * saved (see `touch`).
+ * saved (see `credentials.noteUse`).
  *
  * - Ids come from sequences, and `meta.total` from the artists' tally (`rl_tallies`, a few stripes that reads add up)
  *   and each artist's `album_count`, updated in the transaction of the write: concurrent creates on two replicas
@@ -160,7 +160,7 @@ export class SqlStore implements Store {
       (work) => retried(() => work(this.sql)),
       (error) => storeError(error, this.target),
     )
-    this.timer = setInterval(() => this.writes.flush().catch(() => {}), options.touchFlushMs ?? 2000)
+    this.timer = setInterval(() => this.writes.flush().catch(() => {}), options.saveUsesEveryMs ?? 2000)
     this.timer.unref?.()
   }
 
@@ -221,9 +221,9 @@ export class SqlStore implements Store {
     return this.guard(() => this.transact(work))
   }
 
-  /** The credential with the use recorded here and not yet saved, as the document store would show it. */
-  private withTouch(credential: Credential): Credential {
-    const at = this.writes.pendingTouch(credential.id)
+  /** The credential with the use noted here and not yet saved, as the document store would show it. */
+  private withNotedUse(credential: Credential): Credential {
+    const at = this.writes.pendingUse(credential.id)
     // A new record, never an edit of the one read (records are frozen).
     return at !== undefined ? Object.freeze({ ...credential, lastUsedAt: at }) : credential
   }
@@ -318,24 +318,24 @@ export class SqlStore implements Store {
 
   readonly credentials = {
     findByHash: (hash: string): Promise<Credential | undefined> =>
-      this.batched(this.credentialReads, hash).then((found) => found && this.withTouch(found)),
+      this.batched(this.credentialReads, hash).then((found) => found && this.withNotedUse(found)),
     listByUser: (userId: number): Promise<readonly Credential[]> =>
       this.read(async () => {
         if (!validId(userId)) return []
         const rows = await this.sql`SELECT * FROM rl_credentials WHERE user_id = ${userId} ORDER BY id`
-        return rows.map((row: Record<string, unknown>) => this.withTouch(credentialOf(row)))
+        return rows.map((row: Record<string, unknown>) => this.withNotedUse(credentialOf(row)))
       }),
     insert: (fields: NewCredential, limit?: CredentialLimit): Promise<Credential> =>
       this.write((tx) => insertCredential(tx, fields, limit)),
     revoke: (id: number, at: string): Promise<Credential | undefined> =>
       validId(id)
-        ? this.write((tx) => revokeCredential(tx, id, at)).then((found) => found && this.withTouch(found))
+        ? this.write((tx) => revokeCredential(tx, id, at)).then((found) => found && this.withNotedUse(found))
         : Promise.resolve(undefined),
     revokeAll: (userId: number, kind: Credential['kind'], at: string): Promise<number> =>
       validId(userId) ? this.write((tx) => revokeAllCredentials(tx, userId, kind, at)) : Promise.resolve(0),
-    touch: (id: number, at: string): void => {
+    noteUse: (id: number, at: string): void => {
       // Not a write of its own: saved with the next batch, or by the timer, or on close.
-      if (!this.closed && validId(id)) this.writes.touch(id, at)
+      if (!this.closed && validId(id)) this.writes.noteUse(id, at)
     },
     purge: (now: string): Promise<number> => this.write((tx) => purgeCredentials(tx, now)),
   }
@@ -403,7 +403,7 @@ export class SqlStore implements Store {
       throw storeError(error, this.target)
     }
     // Their ids may name other credentials now.
-    this.writes.forgetTouches()
+    this.writes.forgetUses()
   }
 
   check(): Promise<void> {

@@ -174,11 +174,11 @@ async function insertAlbums(tx: SQL, batch: readonly New<Album>[]): Promise<(Alb
 }
 
 /** Saves the last-used times of credentials; a credential gone meanwhile (purged, restored away) is skipped. */
-async function saveTouches(tx: SQL, touches: ReadonlyMap<number, string>): Promise<void> {
-  if (touches.size === 0) return
+async function saveUses(tx: SQL, uses: ReadonlyMap<number, string>): Promise<void> {
+  if (uses.size === 0) return
   await tx`
     UPDATE rl_credentials AS c SET last_used_at = d.at
-    FROM unnest(${tx.array([...touches.keys()], 'INT8')}::bigint[], ${tx.array([...touches.values()], 'TEXT')}::text[]) AS d (id, at)
+    FROM unnest(${tx.array([...uses.keys()], 'INT8')}::bigint[], ${tx.array([...uses.values()], 'TEXT')}::text[]) AS d (id, at)
     WHERE c.id = d.id`
 }
 
@@ -189,12 +189,12 @@ const MAX_BATCH = 1000
  * The write path of artist and album creation: inserts that arrive while a transaction is in flight wait and go
  * together in the next one (one tally update, one multi-row INSERT per table), so that concurrent creates cost
  * one commit, not one each, as the JSON store's group commit does. Each insert is acknowledged once its
- * transaction commits. Credential uses (`touch`) ride along with the next transaction, or one of their own after
+ * transaction commits. Credential uses (`noteUse`) ride along with the next transaction, or one of their own after
  * `flush`. The batch owns its state; nothing here calls back into the store.
  */
 export class WriteBatcher {
   private queue: Pending[] = []
-  private touches = new Map<number, string>()
+  private uses = new Map<number, string>()
   private running: Promise<void> | undefined
   /** How many transactions this batcher has committed (tests and bench read it). */
   transactions = 0
@@ -219,24 +219,24 @@ export class WriteBatcher {
     return new Promise((resolve, reject) => this.enqueue({ kind: 'album', fields, resolve, reject }))
   }
 
-  /** Records a credential's use, saved with the next transaction (or `flush`). */
-  touch(id: number, at: string): void {
-    this.touches.set(id, at)
+  /** Notes a credential's use, saved with the next transaction (or `flush`). */
+  noteUse(id: number, at: string): void {
+    this.uses.set(id, at)
   }
 
-  /** The last use recorded for a credential and not yet saved. */
-  pendingTouch(id: number): string | undefined {
-    return this.touches.get(id)
+  /** The last use noted for a credential and not yet saved. */
+  pendingUse(id: number): string | undefined {
+    return this.uses.get(id)
   }
 
   /** Forgets the uses not yet saved: the credentials they name were replaced wholesale (a restore). */
-  forgetTouches(): void {
-    this.touches.clear()
+  forgetUses(): void {
+    this.uses.clear()
   }
 
-  /** Saves what is pending (touches included), resolving once it is committed or has failed. */
+  /** Saves what is pending (noted uses included), resolving once it is committed or has failed. */
   async flush(): Promise<void> {
-    if (this.touches.size > 0) this.start()
+    if (this.uses.size > 0) this.start()
     await this.idle()
   }
 
@@ -263,7 +263,7 @@ export class WriteBatcher {
   private async drain(): Promise<void> {
     // One turn of the event loop's microtasks first: callers that issue many inserts at once share the first batch.
     await null
-    while (this.queue.length > 0 || this.touches.size > 0) {
+    while (this.queue.length > 0 || this.uses.size > 0) {
       const committed = await this.commit(this.queue.splice(0, MAX_BATCH))
       // Touches that failed wait for the next insert or flush, rather than being retried at once, forever.
       if (!committed && this.queue.length === 0) break
@@ -272,24 +272,24 @@ export class WriteBatcher {
 
   /** Commits a batch and settles its callers; whether the transaction committed. */
   private async commit(batch: Pending[]): Promise<boolean> {
-    const touches = this.touches
-    this.touches = new Map()
+    const uses = this.uses
+    this.uses = new Map()
     let outcomes: Outcome[]
     try {
       // A batch of artists alone is one statement; anything else, a transaction.
       outcomes =
-        touches.size === 0 && batch.length > 0 && batch.every((pending) => pending.kind === 'artist')
+        uses.size === 0 && batch.length > 0 && batch.every((pending) => pending.kind === 'artist')
           ? await this.statement((sql) =>
               insertArtists(
                 sql,
                 batch.map((pending) => pending.fields as New<Artist>),
               ),
             )
-          : await this.transact((tx) => this.write(tx, batch, touches))
+          : await this.transact((tx) => this.write(tx, batch, uses))
       this.transactions += 1
     } catch (error) {
       // Uses recorded since keep their later times; the others wait for the next transaction.
-      for (const [id, at] of touches) if (!this.touches.has(id)) this.touches.set(id, at)
+      for (const [id, at] of uses) if (!this.uses.has(id)) this.uses.set(id, at)
       // One bad record (a value the database refuses) must not fail the others: each goes again on its own.
       if (batch.length > 1 && sqlState(error) && !isUnavailable(error)) {
         for (const pending of batch) await this.commit([pending])
@@ -307,13 +307,13 @@ export class WriteBatcher {
   }
 
   /** The batch's statements, in one transaction: repeated whole when the database asks for a retry. */
-  private async write(tx: SQL, batch: readonly Pending[], touches: ReadonlyMap<number, string>): Promise<Outcome[]> {
+  private async write(tx: SQL, batch: readonly Pending[], uses: ReadonlyMap<number, string>): Promise<Outcome[]> {
     const artists = batch.flatMap((pending) => (pending.kind === 'artist' ? [pending.fields] : []))
     const albums = batch.flatMap((pending) => (pending.kind === 'album' ? [pending.fields] : []))
     // Artists first: an album submitted after its artist's insert, in the same batch, finds it.
     const artistOutcomes = artists.length > 0 ? await insertArtists(tx, artists) : []
     const albumOutcomes = albums.length > 0 ? await insertAlbums(tx, albums) : []
-    await saveTouches(tx, touches)
+    await saveUses(tx, uses)
     let a = 0
     let b = 0
     return batch.map((pending) => (pending.kind === 'artist' ? artistOutcomes[a++] : albumOutcomes[b++]))

@@ -299,31 +299,31 @@ describe.skipIf(skip)('SqlStore: users and credentials', () => {
     expect(got[2]?.revokedAt).toBe('2025-01-01T01:00:00.000Z')
   })
 
-  test('touch: shown at once, saved with the next write or on close, never a write of its own', async () => {
+  test('noteUse: shown at once, saved with the next write or on close, never a write of its own', async () => {
     const database = await pg.freshDatabase()
-    const sql = await replica(database, { touchFlushMs: 60_000 })
+    const sql = await replica(database, { saveUsesEveryMs: 60_000 })
     const { id: userId } = await sql.users.insert(user('ana@rock.com'))
     const token = await sql.credentials.insert(credential(userId))
     const db = inspect(database)
-    sql.credentials.touch(token.id, '2025-02-01T00:00:00.000Z')
+    sql.credentials.noteUse(token.id, '2025-02-01T00:00:00.000Z')
     expect((await sql.credentials.findByHash(token.hash))?.lastUsedAt).toBe('2025-02-01T00:00:00.000Z')
     const [before] = await db`SELECT last_used_at FROM rl_credentials WHERE id = ${token.id}`
     expect(before.last_used_at).toBeNull()
     await sql.artists.insert({ name: 'Fito Páez' })
     const [after] = await db`SELECT last_used_at FROM rl_credentials WHERE id = ${token.id}`
     expect(after.last_used_at).toBe('2025-02-01T00:00:00.000Z')
-    sql.credentials.touch(token.id, '2025-03-01T00:00:00.000Z')
+    sql.credentials.noteUse(token.id, '2025-03-01T00:00:00.000Z')
     await sql.close()
     const reopened = await replica(database)
     expect((await reopened.credentials.findByHash(token.hash))?.lastUsedAt).toBe('2025-03-01T00:00:00.000Z')
   })
 
-  test('touch: saved by the timer when no write comes', async () => {
+  test('noteUse: saved by the timer when no write comes', async () => {
     const database = await pg.freshDatabase()
-    const sql = await replica(database, { touchFlushMs: 50 })
+    const sql = await replica(database, { saveUsesEveryMs: 50 })
     const { id: userId } = await sql.users.insert(user('ana@rock.com'))
     const token = await sql.credentials.insert(credential(userId))
-    sql.credentials.touch(token.id, '2025-02-01T00:00:00.000Z')
+    sql.credentials.noteUse(token.id, '2025-02-01T00:00:00.000Z')
     // Nothing else is asked of the store: the row changes once the timer has fired (asked until then, for 10 s).
     const look = inspect(database)
     const lastUsed = async () =>
