@@ -22,13 +22,12 @@ const unauthorized = (detail: string) => new UnauthenticatedError(detail)
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i
 
 /**
- * The credential check for the operator's service keys (`--api-key`). Every key is compared, in constant time,
- * so the time taken says nothing about which key came close.
+ * The credential check for the operator's service keys (`--api-key`), sent as `X-API-Key` or as a bearer token.
+ * Every key is compared, in constant time, so the time taken says nothing about which key came close.
  */
 export function serviceKeys(keys: readonly string[]): CredentialCheck {
   const hashes = keys.map(hashSecret)
-  return (scheme, hash) => {
-    if (scheme !== 'api-key') return undefined
+  return (_scheme, hash) => {
     let match = false
     for (const known of hashes) match = sameHash(known, hash) || match
     return match ? { kind: 'service' } : undefined
@@ -53,8 +52,9 @@ const tooManyFailures = (seconds: number) =>
   )
 
 /**
- * Resolves the caller of a request from `Authorization: Bearer <token>` or, when that header is absent,
- * `X-API-Key: <key>`. Throws the one {@link UnauthenticatedError} for missing, malformed, unknown, expired and revoked
+ * Resolves the caller of a request from `Authorization: Bearer <secret>` (a token, or a personal or service key, as
+ * DESIGN.md has it, so that generated clients which send a key both ways work) or, when that header is absent,
+ * `X-API-Key: <key>` (a key, never a token): `Authorization` decides when both are sent. Throws the one {@link UnauthenticatedError} for missing, malformed, unknown, expired and revoked
  * credentials (401, with its challenge, once `http/` answers it). With `brake`, a well-formed credential that no check
  * accepts counts as a failure of `brake.client`, and a client past its limit gets {@link TooManyAttemptsError} (429)
  * before its credential is checked, right or wrong: a guesser learns nothing more until the window lets it.

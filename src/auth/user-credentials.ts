@@ -4,8 +4,8 @@ import { sameHash } from './secrets.ts'
 
 /**
  * The credential check for users' bearer tokens (`Authorization: Bearer rl_tok_…`) and personal API keys
- * (`X-API-Key: rl_key_…`). A secret presented under the other scheme, expired, revoked or unknown is simply not
- * found, so the guard answers all of them with the same 401; so are those of an account the operator disabled, and
+ * (`X-API-Key: rl_key_…`, or as a bearer token). A token sent as `X-API-Key`, or one expired, revoked or unknown, is
+ * simply not found, so the guard answers all of them with the same 401; so are those of an account the operator disabled, and
  * bearer tokens issued under an older credentials epoch than their account's (before its password was reset). A use
  * is recorded as `lastUsedAt`.
  *
@@ -18,7 +18,8 @@ export function userCredentials(store: Store, now: () => Date): CredentialCheck 
     // The map lookup is keyed by the hash, not the secret, so its timing reveals nothing usable; the constant-time
     // comparison is the check that counts.
     if (!credential || !sameHash(credential.hash, hash)) return undefined
-    if (credential.kind !== (scheme === 'bearer' ? 'token' : 'key')) return undefined
+    // A key goes in either header; a token only as a bearer token, as it was issued.
+    if (scheme === 'api-key' && credential.kind !== 'key') return undefined
     const at = now()
     if (isDead(credential, at.getTime())) return undefined
     // Read on every request, so that disabling an account refuses its tokens and keys from the next request on.

@@ -16,13 +16,15 @@ const securitySchemes = {
   bearerAuth: {
     type: 'http',
     scheme: 'bearer',
-    description: 'A token from `POST /api/v1/user/login`: `Authorization: Bearer rl_tok_…`.',
+    description:
+      'A token from `POST /api/v1/user/login`: `Authorization: Bearer rl_tok_…`. A personal or service key may be sent this way too. When both headers are sent, `Authorization` decides and `X-API-Key` is not looked at.',
   },
   apiKeyHeader: {
     type: 'apiKey',
     in: 'header',
     name: 'X-API-Key',
-    description: "The operator's service key (`--api-key`) or a personal key from `POST /api/v1/user/api-keys`.",
+    description:
+      "The operator's service key (`--api-key`) or a personal key from `POST /api/v1/user/api-keys` (never a token). Ignored when an `Authorization` header is sent.",
   },
 }
 

@@ -35,7 +35,7 @@ describe('writes with user credentials', () => {
     ['after logout', 'logged out'],
     ['after the token expired', 'expired'],
     ['with a token sent as X-API-Key', 'token as key'],
-    ['with a key sent as Bearer', 'key as bearer'],
+    ['with a revoked key sent as Bearer', 'revoked key as bearer'],
     ['with an unknown token', 'unknown'],
     ['with a truncated token', 'truncated'],
   ])('answers the same 401 %s', async (_, case_) => {
@@ -60,7 +60,8 @@ describe('writes with user credentials', () => {
       case 'token as key':
         headers = apiKey(token)
         break
-      case 'key as bearer':
+      case 'revoked key as bearer':
+        await call(`/api/v1/user/api-keys/${id}`, { method: 'DELETE', headers: bearer(token) })
         headers = bearer(key)
         break
       case 'unknown':
@@ -73,6 +74,20 @@ describe('writes with user credentials', () => {
     expect(status).toBe(401)
     expect(answer.get('www-authenticate')).toBe('Bearer realm="rock-legends"')
     expect(json).toEqual(UNAUTHORIZED)
+  })
+
+  test('a personal key may also be sent as a bearer token (DESIGN.md), and Authorization decides when both are sent', async () => {
+    const { call } = testApp()
+    const { token } = await signedIn(call)
+    const { key } = await createKey(call, bearer(token))
+    expect((await writeArtist(call, bearer(key))).status).toBe(201)
+    // A generated client that sends the key both ways.
+    expect((await writeArtist(call, { ...bearer(key), ...apiKey(key) })).status).toBe(201)
+    // Authorization decides: a good key does not rescue a bad bearer, and a bad key does not spoil a good one.
+    expect((await writeArtist(call, { ...bearer('rl_key_nope'), ...apiKey(key) })).status).toBe(401)
+    expect((await writeArtist(call, { ...bearer(key), ...apiKey('rl_key_nope') })).status).toBe(201)
+    // A token is a bearer token only.
+    expect((await writeArtist(call, apiKey(token))).status).toBe(401)
   })
 
   test('revoking a key leaves the token and other keys working', async () => {

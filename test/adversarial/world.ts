@@ -167,7 +167,7 @@ export class World {
   /** Whether `credential` resolves to a live one here. */
   isLive(credential: Credential): boolean {
     if (credential === 'token') return this.tokens.length > 0
-    if (credential === 'key') return this.keys.length > 0
+    if (credential === 'key' || credential === 'key-as-bearer') return this.keys.length > 0
     return credential === 'service'
   }
 

@@ -273,7 +273,7 @@ describe('write authentication', () => {
     ['no credentials', {}],
     ['a wrong key', { 'x-api-key': 'nope' }],
     ['an empty key', { 'x-api-key': '' }],
-    ['the key as a bearer token', { authorization: `Bearer ${SERVICE_KEY}` }],
+    ['a near miss of the key as a bearer token', { authorization: `Bearer ${SERVICE_KEY}x` }],
     ['a malformed Authorization header', { authorization: 'Basic dXNlcjpwYXNz' }],
     ['a bearer without token', { authorization: 'Bearer' }],
     ['a bad bearer beside a good key', { authorization: 'Bearer nope', 'x-api-key': SERVICE_KEY }],
@@ -289,6 +289,16 @@ describe('write authentication', () => {
       expect((await store.artists.get(1))?.name).toBe('Artist 1')
       expect((await store.albums.listByArtist(1, { limit: 1, offset: 0 }))?.total).toBe(0)
     })
+
+  test('the service key may also be sent as a bearer token (DESIGN.md)', async () => {
+    const { call } = testApp()
+    const { status } = await call('/api/v1/artists', {
+      method: 'POST',
+      body: { name: 'A' },
+      headers: { authorization: `Bearer ${SERVICE_KEY}` },
+    })
+    expect(status).toBe(201)
+  })
 
   test('an unauthenticated write learns nothing about validation rules', async () => {
     const { call } = testApp()
