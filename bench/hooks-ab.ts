@@ -1,12 +1,17 @@
 /**
- * `bun bench/hooks-ab.ts [BEFORE_EXECUTABLE] [--rounds N] [--seconds S]`: the price of the per-request hooks, side by
- * side. The ceiling (bench/ceiling.ts: a bare `Bun.serve` answering the bytes recorded from rock-legends, request id
+ * `bun bench/hooks-ab.ts [BEFORE_EXECUTABLE] [--rounds N] [--seconds S] [--together]`: the price of the per-request
+ * hooks and of the access log, side by side. The ceiling (bench/ceiling.ts: a bare `Bun.serve` answering the bytes recorded from rock-legends, request id
  * included), `dist/rock-legends` in its default configuration (the pretty access log into a file) and with `--log
  * off`, and, given a BEFORE executable (built from another commit), that one in both configurations too: all on the
  * same 1,000 generated artists (JSON data files, as users run it), `wrk -t2 -c32` on GET one artist and a list page,
  * the servers taking turns (the order rotated every round). Prints, per request and ratio, the median over the rounds
  * of the per-round ratios of req/s (runs back to back, which cancels most of the machine's drift), and of CPU per
  * request (/proc), with the machine and its load.
+ *
+ * With `--together`, the servers of a round are loaded all at once instead, each by its own wrk, so that they share
+ * whatever else the machine is doing at that moment: on a machine shared with other work, whose load changes from
+ * one second to the next, the per-round ratios then scatter far less. Each server gets a share of the cores, so its
+ * req/s is lower than alone; the ratios, of req/s and of CPU per request, are what to read.
  *
  * @example
  * git worktree add /tmp/base HEAD && ln -s $PWD/node_modules /tmp/base/ && (cd /tmp/base && bun run build)
@@ -24,12 +29,17 @@ import { type LoadRun, loadServer, wrkVersion } from './wrk.ts'
 
 const { values, positionals } = parseArgs({
   args: process.argv.slice(2),
-  options: { rounds: { type: 'string', default: '8' }, seconds: { type: 'string', default: '3' } },
+  options: {
+    rounds: { type: 'string', default: '8' },
+    seconds: { type: 'string', default: '3' },
+    together: { type: 'boolean', default: false },
+  },
   allowPositionals: true,
 })
 const rounds = Number(values.rounds)
 const seconds = Number(values.seconds)
 const before = positionals[0]
+const together = values.together === true
 
 const CASES = [
   { label: 'Get one artist', path: '/api/v1/artists/500' },
@@ -83,6 +93,16 @@ try {
     for (const name of names)
       await loadServer(servers[name] as ServerProcess, { path: c.path, seconds: 2, connections: 32 })
     for (let round = 0; round < rounds; round++) {
+      if (together) {
+        const all = await Promise.all(
+          names.map((name) => loadServer(servers[name] as ServerProcess, { path: c.path, seconds, connections: 32 })),
+        )
+        names.forEach((name, i) => {
+          runs[c.label]?.[name]?.push(all[i] as LoadRun)
+        })
+        progress(`${c.label}: round ${round + 1} of ${rounds}`)
+        continue
+      }
       for (let i = 0; i < names.length; i++) {
         const name = names[(i + round) % names.length] as string
         const run = await loadServer(servers[name] as ServerProcess, { path: c.path, seconds, connections: 32 })
@@ -105,7 +125,7 @@ try {
     )
   const machine = await describeMachine(wrkVersion() ?? 'wrk')
   console.log(
-    `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC with \`bun bench/hooks-ab.ts${before ? ' BEFORE' : ''} --rounds ${rounds} --seconds ${seconds}\` on ${machine.cpu}, ${machine.cores} cores, Bun ${Bun.version}; one-minute load average ${loadAverage.toFixed(2)} before and ${(loadavg()[0] ?? 0).toFixed(2)} after (the machine is shared).\n`,
+    `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC with \`bun bench/hooks-ab.ts${before ? ' BEFORE' : ''} --rounds ${rounds} --seconds ${seconds}${together ? ' --together' : ''}\` (${together ? 'the servers of a round loaded all at once' : 'the servers taking turns'}) on ${machine.cpu}, ${machine.cores} cores, Bun ${Bun.version}; one-minute load average ${loadAverage.toFixed(2)} before and ${(loadavg()[0] ?? 0).toFixed(2)} after (the machine is shared).\n`,
   )
   console.log('| Request | Server | req/s (median) | CPU per request |')
   console.log('| --- | --- | ---: | ---: |')
@@ -116,16 +136,18 @@ try {
         `| ${c.label} | ${name} | ${Math.round(median(list.map((r) => r.requestsPerSecond))).toLocaleString('en')} | ${median(list.map((r) => r.cpuMicrosPerRequest)).toFixed(2)} µs |`,
       )
     }
-  console.log('\n| Request | Ratio | req/s: median of per-round ratios (each round) | By CPU per request |')
+  // By CPU, the ratio is of requests per CPU second: the inverse of the CPU per request.
+  console.log('\n| Request | Ratio | req/s: median of per-round ratios (each round) | By CPU per request: the same |')
   console.log('| --- | --- | ---: | ---: |')
+  const list = (xs: number[]) => xs.map((x) => x.toFixed(2)).join(', ')
   for (const c of CASES)
     for (const [of, over] of ratios) {
       const a = runs[c.label]?.[of] ?? []
       const b = runs[c.label]?.[over] ?? []
       const perRound = a.map((run, i) => run.requestsPerSecond / (b[i]?.requestsPerSecond ?? Number.NaN))
-      const cpu = median(b.map((r) => r.cpuMicrosPerRequest)) / median(a.map((r) => r.cpuMicrosPerRequest))
+      const cpu = a.map((run, i) => (b[i]?.cpuMicrosPerRequest ?? Number.NaN) / run.cpuMicrosPerRequest)
       console.log(
-        `| ${c.label} | ${of} / ${over} | **${median(perRound).toFixed(2)}×** (${perRound.map((r) => r.toFixed(2)).join(', ')}) | ${cpu.toFixed(2)}× |`,
+        `| ${c.label} | ${of} / ${over} | **${median(perRound).toFixed(2)}×** (${list(perRound)}) | **${median(cpu).toFixed(2)}×** (${list(cpu)}) |`,
       )
     }
 } finally {

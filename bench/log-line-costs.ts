@@ -1,7 +1,8 @@
 /**
  * `bun bench/log-line-costs.ts 2>/dev/null`: what the access log's own pieces cost in process, a million times each:
- * formatting a pretty line, formatting and queueing it with the batched writes of src/log.ts (flushed every 5,000
- * lines; stderr goes where the shell sends it), and `Bun.randomUUIDv7`. Prints nanoseconds per call.
+ * formatting a pretty line, queueing an entry with the batched writes of src/log.ts (which make the lines at the
+ * flush, here every 5,000 entries; stderr goes where the shell sends it), and `Bun.randomUUIDv7`. Prints nanoseconds
+ * per call. In a loop, everything is in the caches: a server pays several times more per request (bench/RESULTS.md).
  */
 import { requestTarget } from '../src/http/request-target.ts'
 import { createLogger, flushLog, prettyAccess } from '../src/log.ts'
@@ -23,7 +24,7 @@ const time = (label: string, run: (i: number) => unknown) => {
   console.log(`${label}: ${(((performance.now() - started) * 1e6) / N).toFixed(0)} ns`)
 }
 time('prettyAccess', () => prettyAccess(entry()))
-time('access, with the batched writes', (i) => {
+time('access, with the batched writes (the line made at the flush)', (i) => {
   access(entry())
   if (i % 5000 === 0) flushLog()
 })

@@ -42,12 +42,23 @@ export function printErrorLine(line: string): void {
 }
 
 // Access lines, one per request, are gathered and go out together: one write per flush instead of one per request.
-// A flush comes at most FLUSH_MS after the first waiting line, sooner once MAX_WAITING characters wait, before any
-// other line goes to stderr, when the server stops and when the process exits (main stops the server on SIGTERM and
-// SIGINT, then exits).
+// What waits is the entries themselves, made into lines at the flush, back to back: a request pays for little more
+// than putting its entry in a list (bench/RESULTS.md, "The price of the hooks", measures the difference). A flush comes at most FLUSH_MS after the first waiting entry, sooner once their text would be
+// MAX_WAITING characters, before any other line goes to stderr, when the server stops and when the process exits
+// (main stops the server on SIGTERM and SIGINT, then exits).
 const FLUSH_MS = 50
 const MAX_WAITING = 1 << 20
-let waiting = ''
+/**
+ * Turns the waiting entries (at least one) into their lines, joined by newlines; `times[i]` is when `entries[i]` was
+ * queued (Unix ms), for a format that shows it (the others queue no times).
+ */
+type AccessFormat = (entries: readonly AccessEntry[], times: readonly number[]) => string
+const waiting: AccessEntry[] = []
+const waitingTimes: number[] = []
+/** The format of the waiting entries; entries of another format flush them first. */
+let waitingFormat: AccessFormat | undefined
+/** About as many characters as the waiting entries' lines will have (their own strings, and a constant for the rest). */
+let waitingChars = 0
 let timer: ReturnType<typeof setTimeout> | undefined
 let exitHooked = false
 
@@ -57,17 +68,25 @@ export function flushLog(): void {
     clearTimeout(timer)
     timer = undefined
   }
-  if (waiting === '') return
-  const text = waiting
-  waiting = ''
-  // The lines end in a newline each, and the console adds one more.
-  console.error(text.slice(0, -1))
+  if (waitingFormat === undefined || waiting.length === 0) return
+  const text = waitingFormat(waiting, waitingTimes)
+  waiting.length = 0
+  waitingTimes.length = 0
+  waitingChars = 0
+  // The console adds the last newline.
+  console.error(text)
 }
 
-/** Queues one access line (with its newline) for the next flush. */
-function queue(line: string): void {
-  waiting += line
-  if (waiting.length >= MAX_WAITING) flushLog()
+/** Queues one access entry, to be written as `format` makes it at the next flush, with `time` if the format shows it. */
+function queue(format: AccessFormat, entry: AccessEntry, time?: number): void {
+  if (format !== waitingFormat) {
+    flushLog()
+    waitingFormat = format
+  }
+  waiting.push(entry)
+  if (time !== undefined) waitingTimes.push(time)
+  waitingChars += entry.method.length + entry.path.length + entry.requestId.length + 40
+  if (waitingChars >= MAX_WAITING) flushLog()
   else if (timer === undefined) {
     // Unreferenced: waiting lines never keep the process alive, and the exit hook writes them.
     timer = setTimeout(flushLog, FLUSH_MS)
@@ -94,23 +113,52 @@ function prettyError(error: unknown): string {
 const paint = (code: number, text: string) => `\x1b[${code}m${text}\x1b[0m`
 const statusColour = (status: number) => (status >= 500 ? 31 : status >= 400 ? 33 : status >= 300 ? 36 : 32)
 
+/** What {@link printable} would change: all but printable ASCII, and the backslash. */
+const NOT_PLAIN = /[^\x20-\x5b\x5d-\x7e]/
+const shown = (text: string) => (NOT_PLAIN.test(text) ? printable(text) : text)
+
+/**
+ * `ms` with one decimal, as `toFixed(1)` writes it (but for a value that is exactly halfway once multiplied by ten,
+ * which this rounds up), in about half its time.
+ */
+function tenths(ms: number): string {
+  const count = Math.round(ms * 10)
+  if (!(count >= 0 && count <= Number.MAX_SAFE_INTEGER)) return ms.toFixed(1)
+  return `${Math.floor(count / 10)}.${count % 10}`
+}
+
 /**
  * The pretty access line: `GET /api/v1/artists 200 1.2 ms 0190…`. The method and target are the client's: their
  * control characters are shown escaped (Bun lets a CONNECT target through as it was sent, bidi controls and all).
  */
 export function prettyAccess(entry: AccessEntry, colour = false): string {
-  const { status, durationMs, requestId } = entry
-  const method = printable(entry.method)
-  const path = printable(entry.path)
-  if (!colour) return `${method} ${path} ${status} ${durationMs.toFixed(1)} ms ${requestId}`
-  return `${method} ${path} ${paint(statusColour(status), String(status))} ${durationMs.toFixed(1)} ms ${paint(2, requestId)}`
+  const { method, path, status, durationMs, requestId } = entry
+  if (!colour) return `${shown(method)} ${shown(path)} ${status} ${tenths(durationMs)} ms ${requestId}`
+  return `${shown(method)} ${shown(path)} ${paint(statusColour(status), String(status))} ${tenths(durationMs)} ms ${paint(2, requestId)}`
 }
 
-/** The JSON access line, with the fields of an {@link AccessEntry} after `time`, `level` and `message`. */
-export function jsonAccess({ method, path, status, durationMs, requestId }: AccessEntry): string {
+/** The pretty lines of `entries`, joined by newlines. */
+function prettyLines(entries: readonly AccessEntry[], colour: boolean): string {
+  const lines = new Array<string>(entries.length)
+  for (let i = 0; i < entries.length; i++) lines[i] = prettyAccess(entries[i] as AccessEntry, colour)
+  return lines.join('\n')
+}
+
+/** The JSON lines of `entries`, joined by newlines. */
+function jsonLines(entries: readonly AccessEntry[], times: readonly number[]): string {
+  const lines = new Array<string>(entries.length)
+  for (let i = 0; i < entries.length; i++) lines[i] = jsonAccess(entries[i] as AccessEntry, times[i])
+  return lines.join('\n')
+}
+
+/**
+ * The JSON access line, with the fields of an {@link AccessEntry} after `time` (when it was answered, Unix ms; now
+ * if not given), `level` and `message`.
+ */
+export function jsonAccess({ method, path, status, durationMs, requestId }: AccessEntry, time = Date.now()): string {
   const duration = Math.round(durationMs * 1000) / 1000
   // JSON.stringify escapes the C0 controls; printableJson the rest a terminal would act on (DEL, C1, bidi).
-  return `{"time":"${new Date().toISOString()}","level":"info","message":"request","method":${printableJson(JSON.stringify(method))},"path":${printableJson(JSON.stringify(path))},"status":${status},"durationMs":${duration},"requestId":${JSON.stringify(requestId)}}`
+  return `{"time":"${new Date(time).toISOString()}","level":"info","message":"request","method":${printableJson(JSON.stringify(method))},"path":${printableJson(JSON.stringify(path))},"status":${status},"durationMs":${duration},"requestId":${JSON.stringify(requestId)}}`
 }
 
 /** Whether stderr is a terminal that takes colours; asked lazily, since `process.stderr` costs start-up time. */
@@ -132,11 +180,15 @@ export function createLogger(mode: LogMode): Logger {
     return {
       info: (message, fields = {}) => line('info', message, fields),
       error: (message, error) => line('error', message, error === undefined ? {} : { error: describeError(error) }),
-      access: (entry) => queue(`${jsonAccess(entry)}\n`),
+      access: (entry) => queue(jsonLines, entry, Date.now()),
     }
   }
-  // Asked on the first access line, after the first answer has gone out.
+  // Asked at the first flush of access lines, after the first answer has gone out.
   let colour: boolean | undefined
+  const pretty: AccessFormat = (entries) => {
+    colour ??= colourful()
+    return prettyLines(entries, colour)
+  }
   return {
     info: (message, fields = {}) => {
       const extra = Object.entries(fields)
@@ -146,9 +198,6 @@ export function createLogger(mode: LogMode): Logger {
     },
     error: (message, error) =>
       printErrorLine(`error: ${printableMessage(message)}${error === undefined ? '' : `\n${prettyError(error)}`}`),
-    access: (entry) => {
-      colour ??= colourful()
-      queue(`${prettyAccess(entry, colour)}\n`)
-    },
+    access: (entry) => queue(pretty, entry),
   }
 }

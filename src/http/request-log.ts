@@ -8,7 +8,11 @@ export const REQUEST_ID = 'x-request-id'
 // A client's id is echoed only if it is short and printable, so it cannot forge or break a log line.
 const USABLE_ID = /^[\x21-\x7e]{1,128}$/
 
-/** The client's `X-Request-Id` when it is usable, else a new time-ordered UUID (v7). */
+/**
+ * The client's `X-Request-Id` when it is usable, else a new time-ordered UUID (v7). Bun's own, which draws 8 random
+ * bytes per id: ids made in JavaScript (random bits drawn once, then a counter) cost a server just as much per
+ * request (bench/LOG.md, 2026-11-25 evening), since a new string per answer is the cost either way.
+ */
 export function requestIdOf(request: Request): string {
   const given = request.headers.get(REQUEST_ID)
   return given !== null && USABLE_ID.test(given) ? given : Bun.randomUUIDv7()
@@ -27,9 +31,12 @@ function statusOf(value: unknown, status: number | string | undefined): number {
 interface LoggedSet {
   headers: Record<string, unknown>
   status?: number | string
+  /** `performance.now()` at the route's first step, then {@link LOGGED} once the line is written. */
   requestStart?: number
-  requestId?: string
 }
+
+/** The start of a request whose line is written: one property for both, so each request adds one to its `set`. */
+const LOGGED = -1
 
 /** What the app's error handler is: it turns what was thrown into the answer (src/http/error-handler.ts). */
 type ErrorResponder = (context: { code: unknown; error: unknown; request: Request; set: LoggedSet }) => Response
@@ -61,18 +68,19 @@ export function requestLog(write: ((entry: AccessEntry) => void) | undefined): R
   if (!write) return { hooks, answering: (responder) => responder }
   /** Gives `response` (or, for an answer Elysia builds from a value, `set`) its id, and writes its line. */
   const logged = (request: Request, response: unknown, set: LoggedSet) => {
+    const now = performance.now()
+    const start = set.requestStart
+    set.requestStart = LOGGED
     const requestId = requestIdOf(request)
-    set.requestId = requestId
     // Into the Response itself: left in `set.headers`, it would make Elysia copy a route's Response, headers and
     // body, into a new one, which costs more than the rest of a read.
     if (response instanceof Response) response.headers.set(REQUEST_ID, requestId)
     else set.headers[REQUEST_ID] = requestId
-    const now = performance.now()
     write({
       method: request.method,
       path: requestTarget(request.url),
       status: statusOf(response, set.status),
-      durationMs: now - (set.requestStart ?? now),
+      durationMs: start === undefined || start === LOGGED ? 0 : now - start,
       requestId,
     })
   }
@@ -87,7 +95,7 @@ export function requestLog(write: ((entry: AccessEntry) => void) | undefined): R
       { as: 'global' },
       ({ request, responseValue, set }: { request: Request; responseValue: unknown; set: LoggedSet }) => {
         // An error's answer was logged by the error handler.
-        if (set.requestId === undefined) logged(request, responseValue, set)
+        if (set.requestStart !== LOGGED) logged(request, responseValue, set)
       },
     )
   return {
