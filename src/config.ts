@@ -1,3 +1,4 @@
+import { type OpsConfig, parseOpsArgs } from './cli/ops-args.ts'
 import { parseUsersArgs, type UsersConfig } from './cli/users-args.ts'
 import type { Config, LogMode } from './options.ts'
 import { IN_MEMORY, isDatabaseUrl } from './store/open-store.ts'
@@ -16,6 +17,9 @@ export interface HealthcheckConfig {
 export const USAGE = `Usage: rock-legends [options]
        rock-legends healthcheck [--url URL]
        rock-legends users list|add|disable|enable|reset-password … (rock-legends users --help)
+       rock-legends verify FILE | --data FILE|postgres://…
+       rock-legends backup FILE [--data FILE|postgres://…]
+       rock-legends restore FILE --data FILE|postgres://…
 
 A catalogue of legendary Argentine rock artists and their albums, served as a REST API.
 
@@ -54,6 +58,15 @@ Commands:
   users reset-password EMAIL
                            a new password (generated, or --password-stdin); revokes its bearer tokens
                            Each works whether the server is stopped or running: see rock-legends users --help.
+  verify FILE | --data TARGET
+                           check a backup, a data file with its journal, or a database: exit 0 when sound,
+                           1 naming each problem
+  backup FILE [--data TARGET]
+                           write everything the store holds to the new file FILE (a data file: while no
+                           server uses it; a database: in one consistent read, even while it serves)
+  restore FILE --data TARGET
+                           replace everything in the store with the backup FILE, all or nothing, keeping what
+                           it replaces aside (no server may use the store meanwhile); see rock-legends backup --help
 `
 
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }
@@ -123,6 +136,8 @@ export type Invocation =
   | { action: 'healthcheck'; config: HealthcheckConfig }
   | { action: 'users'; config: UsersConfig }
   | { action: 'users-help' }
+  | { action: 'ops'; config: OpsConfig }
+  | { action: 'ops-help' }
   | { action: 'help' }
   | { action: 'version' }
 
@@ -165,6 +180,8 @@ const SHORT_FORMS: Record<string, string> = { '-h': '--help', '-v': '--version' 
 export function parseArgs(argv: readonly string[], env: Record<string, string | undefined> = {}): Invocation {
   if (argv[0] === 'healthcheck') return parseHealthcheck(argv.slice(1), env)
   if (argv[0] === 'users') return parseUsersArgs(argv.slice(1), env)
+  if (argv[0] === 'verify' || argv[0] === 'backup' || argv[0] === 'restore')
+    return parseOpsArgs(argv[0], argv.slice(1), env)
   const flags = new Map<string, string[]>()
   const valued = new Set(['port', 'host', 'data', 'api-key', 'token-ttl', 'log', 'cors', 'delay', 'db-pool', 'db-wait'])
   const bare = new Set(['seed', 'help', 'version', 'read-only', 'allow-reset', 'no-ui', 'no-signup'])

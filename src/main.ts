@@ -26,6 +26,16 @@ async function main(argv: string[]): Promise<void> {
     process.exitCode = await usersCommand(invocation.config)
     return
   }
+  if (invocation.action === 'ops-help') {
+    const { OPS_USAGE } = await import('./cli/ops-args.ts')
+    return printLine(OPS_USAGE.trimEnd())
+  }
+  if (invocation.action === 'ops') {
+    // Loaded only for these commands: the server never needs them.
+    const { opsCommand } = await import('./cli/ops.ts')
+    process.exitCode = await opsCommand(invocation.config)
+    return
+  }
   if (invocation.action === 'healthcheck') {
     const health = await checkHealth(invocation.config.url)
     if (health.healthy) printLine(`healthy: ${health.detail}`)
@@ -58,6 +68,8 @@ main(process.argv.slice(2)).catch((error: unknown) => {
   // `users` speaks its usage errors in one line (see `rock-legends users --help`).
   if (error instanceof UsageError && process.argv[2] === 'users')
     printErrorLine(`rock-legends users: ${error.message} (see rock-legends users --help)`)
+  else if (error instanceof UsageError && ['verify', 'backup', 'restore'].includes(process.argv[2] ?? ''))
+    printErrorLine(`rock-legends ${process.argv[2]}: ${error.message} (see rock-legends ${process.argv[2]} --help)`)
   else if (error instanceof UsageError) printErrorLine(`rock-legends: ${error.message}\n\n${USAGE.trimEnd()}`)
   else if (STARTUP_ERRORS.some((kind) => error instanceof kind))
     printErrorLine(`rock-legends: ${(error as Error).message}`)

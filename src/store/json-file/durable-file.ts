@@ -3,7 +3,7 @@ import { type FileHandle, rm } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import type { Adapter } from 'lowdb'
 import { type Document, documentProblem } from '../document/document.ts'
-import { DataFileError } from './errors.ts'
+import { DataFileError, damagedDataFile } from './errors.ts'
 import { type FileSystem, nodeFileSystem, writeAll } from './file-system.ts'
 import { CREATE_NEW, FILE_MODE, openError, openOwned, READ_EXISTING, randomSuffix } from './owned-file.ts'
 
@@ -68,10 +68,10 @@ export class DurableJsonFile implements Adapter<Document> {
     try {
       value = JSON.parse(text)
     } catch (error) {
-      throw new DataFileError(`${this.file} is not valid JSON: ${(error as Error).message}`)
+      throw damagedDataFile(this.file, `${this.file} is not valid JSON: ${(error as Error).message}`)
     }
     const problem = documentProblem(value)
-    if (problem) throw new DataFileError(`${this.file} is not a Rock Legends data file: ${problem}`)
+    if (problem) throw damagedDataFile(this.file, `${this.file} is not a Rock Legends data file: ${problem}`)
     return value as Document
   }
 

@@ -4,7 +4,7 @@ import { Type as T } from '@sinclair/typebox'
 import { DocumentSchema, lazyCheck } from '../document/document.ts'
 import type { JournalEntry } from '../document/persistence.ts'
 import { syncDirectory } from './durable-file.ts'
-import { DataFileError } from './errors.ts'
+import { DataFileError, damagedDataFile } from './errors.ts'
 import { type FileSystem, nodeFileSystem, writeAll } from './file-system.ts'
 import {
   APPEND_EXISTING,
@@ -86,7 +86,10 @@ export class Journal {
       const entry = end < 0 ? undefined : parseEntry(line)
       if (!entry) {
         if (text.slice(offset).includes('\n'))
-          throw new DataFileError(`${this.path} is damaged at byte ${Buffer.byteLength(text.slice(0, offset))}`)
+          throw damagedDataFile(
+            this.file,
+            `${this.path} is damaged at byte ${Buffer.byteLength(text.slice(0, offset))}`,
+          )
         break // the torn tail of an append that was never acknowledged
       }
       entries.push(entry)

@@ -7,7 +7,7 @@ import { type Persistence, replay } from '../document/persistence.ts'
 import type { Store } from '../store.ts'
 import { checkDataDirectory } from './data-directory.ts'
 import { DurableJsonFile } from './durable-file.ts'
-import { DataFileError, DataFileLockedError } from './errors.ts'
+import { DataFileError, DataFileLockedError, damagedDataFile } from './errors.ts'
 import { type FileSystem, nodeFileSystem } from './file-system.ts'
 import { Journal, type JournalEntry } from './journal.ts'
 import { lockDataFile } from './lock.ts'
@@ -124,7 +124,7 @@ export async function openJsonFileStore(path: string, options: JsonFileOptions =
     if (db.data && entries.length > 0) {
       replay(db.data, entries)
       const problem = documentProblem(db.data)
-      if (problem) throw new DataFileError(`${journal.path} does not fit ${location}: ${problem}`)
+      if (problem) throw damagedDataFile(location, `${journal.path} does not fit ${location}: ${problem}`)
     }
     const persistence = new JsonFilePersistence(
       file,
@@ -135,7 +135,7 @@ export async function openJsonFileStore(path: string, options: JsonFileOptions =
     const store = new DocumentStore(db, persistence)
     if (created) {
       // A journal without its data file cannot be trusted to be complete.
-      if (entries.length > 0) throw new DataFileError(`${journal.path} exists but ${location} does not`)
+      if (entries.length > 0) throw damagedDataFile(location, `${journal.path} exists but ${location} does not`)
       await file.write(db.data).catch((error: Error) => {
         throw new DataFileError(`cannot create ${location}: ${error.message}`)
       })

@@ -1,0 +1,65 @@
+import { UsageError } from '../usage-error.ts'
+
+/** The commands that check, save and put back a whole store. */
+export type OpsCommand = 'verify' | 'backup' | 'restore'
+
+/** What `rock-legends verify|backup|restore …` asks for, validated. */
+export interface OpsConfig {
+  command: OpsCommand
+  /** The backup file: the one to check (`verify FILE`), write (`backup FILE`) or read (`restore FILE`). */
+  file?: string
+  /** The store: a data file or a `postgres://` URL (`--data`, `ROCK_LEGENDS_DATA`; `restore` needs `--data`). */
+  data?: string
+}
+
+/** The text of `rock-legends verify|backup|restore --help`. */
+export const OPS_USAGE = `Usage: rock-legends verify FILE | --data FILE|postgres://…
+       rock-legends backup FILE [--data FILE|postgres://…]
+       rock-legends restore FILE --data FILE|postgres://…
+
+  verify   checks a backup FILE (its format, its checksum and everything it holds), or a store: a data file with
+           its journal (read as it is, without its lock, changing nothing) or a database. Exit 0 when sound, 1
+           naming each problem found, 2 for a usage error.
+  backup   writes everything the store holds (artists, albums, accounts with their password hashes, tokens and
+           keys as hashes, id counters) to FILE, a new file, all at once (never half a file under that name). A
+           data file must not be in use by a running server; a database is read in one consistent view, even
+           while replicas serve it. --data defaults to ROCK_LEGENDS_DATA, then ./data/db.json.
+  restore  replaces everything in the store with the backup FILE, after checking it, all or nothing; the store
+           must not be in use by a running server. What it replaces is kept aside, and it says where: a data file
+           and its journal as FILE.before-restore-TIME(.journal) beside it; a database's old content as a backup
+           file rock-legends-before-restore-TIME.json beside the backup FILE.
+`
+
+/** Reads the arguments after `verify`, `backup` or `restore`. */
+export function parseOpsArgs(
+  command: OpsCommand,
+  argv: readonly string[],
+  env: Record<string, string | undefined>,
+): { action: 'ops'; config: OpsConfig } | { action: 'ops-help' } {
+  let file: string | undefined
+  let data: string | undefined
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string
+    if (arg === '--help' || arg === '-h') return { action: 'ops-help' }
+    const match = /^--([a-z-]+)(?:=(.*))?$/s.exec(arg)
+    if (match) {
+      if (match[1] !== 'data') throw new UsageError(`${command} takes only --data besides its FILE, not "${arg}"`)
+      data = match[2] ?? argv[++i]
+      if (data === undefined || data.trim() === '') throw new UsageError('--data needs a file or a postgres:// URL')
+      continue
+    }
+    if (file !== undefined) throw new UsageError(`${command} takes one FILE, not also "${arg}"`)
+    file = arg
+  }
+  if (data === ':memory:') throw new UsageError(`--data :memory: holds nothing to ${command}`)
+  if (command === 'verify') {
+    if ((file === undefined) === (data === undefined))
+      throw new UsageError('verify takes a backup FILE or --data FILE|postgres://…, one of the two')
+    return { action: 'ops', config: { command, file, data } }
+  }
+  if (file === undefined) throw new UsageError(`${command} needs the backup FILE`)
+  // A restore replaces a store: it is named on purpose, never taken from the environment or a default.
+  if (command === 'restore' && data === undefined)
+    throw new UsageError('restore needs --data FILE|postgres://…, the store to replace')
+  return { action: 'ops', config: { command, file, data: data ?? (env.ROCK_LEGENDS_DATA || './data/db.json') } }
+}

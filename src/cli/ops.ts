@@ -1,0 +1,236 @@
+import { existsSync } from 'node:fs'
+import { dirname, join, resolve } from 'node:path'
+import pkg from '../../package.json' with { type: 'json' }
+import { printErrorLine, printLine } from '../log.ts'
+import { BackupFileError, readBackupFile, writeBackupFile } from '../ops/backup-file.ts'
+import { type BackupContent, COLLECTIONS, encodeBackup, type StoreKind } from '../ops/backup-format.ts'
+import { readDataFile } from '../ops/read-data-file.ts'
+import { asideName } from '../ops/restore-data-file.ts'
+import { type Problem, storeProblems } from '../ops/store-problems.ts'
+import type { StoredDocument } from '../store/document/document.ts'
+import { upgradeDocument } from '../store/document/upgrade.ts'
+import { DataFileError, DataFileLockedError } from '../store/json-file/errors.ts'
+import { isDatabaseUrl } from '../store/open-store.ts'
+import { StoreUnavailableError } from '../store/store.ts'
+import type { OpsConfig } from './ops-args.ts'
+
+/** The command refused to go on, and says why: exit 1. */
+class RefusedError extends Error {
+  override name = 'RefusedError'
+}
+
+/** The most problems listed one per line: past that, a count says how many more. */
+const MAX_LISTED = 1000
+
+const count = (content: BackupContent) =>
+  COLLECTIONS.map((name) => `${content[name].length} ${content[name].length === 1 ? name.slice(0, -1) : name}`).join(
+    ', ',
+  )
+
+/** Lists `problems`, one a line, and how many there are. */
+function listProblems(label: string, problems: readonly Problem[]): void {
+  for (const { where, what } of problems.slice(0, MAX_LISTED)) printLine(`${where}: ${what}`)
+  if (problems.length > MAX_LISTED) printLine(`… and ${problems.length - MAX_LISTED} more`)
+  printLine(`${label}: ${problems.length} problem${problems.length === 1 ? '' : 's'} found`)
+}
+
+/** The store's name for messages: a database's host, port and name (never its password), or the file as given. */
+async function named(data: string): Promise<string> {
+  if (!isDatabaseUrl(data)) return data
+  const { describeTarget } = await import('../store/sql/connect.ts')
+  return `the database at ${describeTarget(data)}`
+}
+
+/** Refuses a data file a running server owns (the kernel says whether one holds its lock), naming its pid. */
+async function refuseOwned(file: string, what: string): Promise<void> {
+  const { lockOwner } = await import('../store/json-file/lock.ts')
+  const owner = lockOwner(resolve(file))
+  if (!owner) return
+  const who = owner.running && owner.pid !== undefined ? `the server with pid ${owner.pid}` : 'another process'
+  throw new RefusedError(`${file} is in use by ${who}: ${what}`)
+}
+
+/** Everything the store `data` holds, read whole, and the kind of store; refuses one with problems. */
+async function readStore(data: string): Promise<{ content: BackupContent; store: StoreKind }> {
+  if (isDatabaseUrl(data)) {
+    const { openDatabase, readDatabase } = await import('../ops/database.ts')
+    const store = await openDatabase(data)
+    let content: BackupContent
+    try {
+      content = await readDatabase(store)
+    } finally {
+      await store.close()
+    }
+    const problems = storeProblems(content)
+    if (problems.length > 0) {
+      listProblems(await named(data), problems)
+      throw new RefusedError(`${await named(data)} has problems (above), so no backup was written`)
+    }
+    return { content, store: 'postgresql' }
+  }
+  await refuseOwned(
+    data,
+    'backing up through a running server comes in a later version of rock-legends; stop the server first (or take a copy of the file and its journal while it is stopped)',
+  )
+  if (!existsSync(data)) throw new RefusedError(`${data} does not exist`)
+  const { lockDataFile } = await import('../store/json-file/lock.ts')
+  // Held while reading, so that no server starts and changes the file halfway.
+  let release: () => void
+  try {
+    release = lockDataFile(resolve(data))
+  } catch (error) {
+    if (error instanceof DataFileError || error instanceof DataFileLockedError) throw error
+    throw new RefusedError(`cannot take the lock of ${data}: ${(error as Error).message}`)
+  }
+  try {
+    const read = readDataFile(resolve(data))
+    if (!read.exists && read.problems.length === 0) throw new RefusedError(`${data} does not exist`)
+    if (!read.document || read.problems.length > 0) {
+      listProblems(data, read.problems)
+      throw new RefusedError(
+        `${data} has problems (above), so no backup was written: rock-legends verify --data ${data}`,
+      )
+    }
+    return { content: upgradeDocument(read.document) as unknown as BackupContent, store: 'json-file' }
+  } finally {
+    release()
+  }
+}
+
+async function verify(config: OpsConfig): Promise<number> {
+  if (config.file !== undefined) {
+    const { backup, problems } = readBackupFile(config.file)
+    if (backup)
+      printLine(
+        `${config.file}: ${backup.format} ${backup.formatVersion}, taken ${backup.takenAt} from a ${backup.store} store by rock-legends ${backup.build}`,
+      )
+    if (problems.length > 0 || !backup) {
+      listProblems(config.file, problems)
+      return 1
+    }
+    printLine(`${config.file} is sound: ${count(backup.content)}; checksum ${backup.checksum}`)
+    return 0
+  }
+  const data = config.data as string
+  let content: BackupContent | undefined
+  let problems: Problem[]
+  if (isDatabaseUrl(data)) {
+    const { openDatabase, readDatabase } = await import('../ops/database.ts')
+    const store = await openDatabase(data)
+    try {
+      content = await readDatabase(store)
+    } finally {
+      await store.close()
+    }
+    problems = storeProblems(content)
+  } else {
+    const read = readDataFile(resolve(data))
+    for (const note of read.notes) printLine(`note: ${note}`)
+    problems = read.exists || read.problems.length > 0 ? read.problems : [{ where: data, what: 'does not exist' }]
+    content = read.document as unknown as BackupContent | undefined
+  }
+  const name = await named(data)
+  if (problems.length > 0 || !content) {
+    listProblems(name, problems)
+    return 1
+  }
+  printLine(`${name} is sound: ${count(content)}`)
+  return 0
+}
+
+async function backup(config: OpsConfig): Promise<number> {
+  const file = config.file as string
+  const data = config.data as string
+  const target = resolve(file)
+  if (!isDatabaseUrl(data) && [data, `${data}.journal`, `${data}.lock`].some((path) => resolve(path) === target))
+    throw new RefusedError(`${file} is the data file or one of its companions: write the backup elsewhere`)
+  const { content, store } = await readStore(data)
+  await writeBackupFile(file, encodeBackup({ takenAt: new Date().toISOString(), store, build: pkg.version }, content))
+  printLine(`backed up ${await named(data)} to ${file}: ${count(content)}`)
+  return 0
+}
+
+async function restore(config: OpsConfig): Promise<number> {
+  const file = config.file as string
+  const data = config.data as string
+  const { backup: read, problems } = readBackupFile(file)
+  if (problems.length > 0 || !read) {
+    listProblems(file, problems)
+    throw new RefusedError(`${file} is not a sound backup (above): nothing was changed`)
+  }
+  // The content as this build stores it (a backup written by an earlier build may lack fields added since).
+  const content = upgradeDocument(
+    structuredClone(read.content) as unknown as StoredDocument,
+  ) as unknown as BackupContent
+  if (!isDatabaseUrl(data)) {
+    await refuseOwned(data, 'a restore replaces a store only while no server uses it; stop the server first')
+    const { restoreDataFile } = await import('../ops/restore-data-file.ts')
+    let aside: string[]
+    try {
+      aside = await restoreDataFile(data, content)
+    } catch (error) {
+      if (error instanceof DataFileError || error instanceof DataFileLockedError) throw error
+      // Every step leaves the old data or the new: a failure before the last rename leaves the old.
+      throw new RefusedError(
+        `the restore stopped: ${(error as Error).message}; ${data} holds the old data or the new, never a mix (rock-legends verify --data ${data} says which is sound)`,
+      )
+    }
+    printLine(`restored ${file} into ${data}: ${count(content)}`)
+    printLine(
+      aside.length > 0
+        ? `the data it replaced is kept in ${aside.join(' and ')}`
+        : `${data} did not exist before: nothing was replaced`,
+    )
+    return 0
+  }
+  const { otherSessions, openDatabase, readDatabase, restoreDatabase } = await import('../ops/database.ts')
+  const name = await named(data)
+  const sessions = await otherSessions(data)
+  if (sessions.length > 0)
+    throw new RefusedError(
+      `${name} is in use by ${sessions.length} other connection${sessions.length === 1 ? '' : 's'} (${sessions
+        .slice(0, 5)
+        .map((s) => `pid ${s.pid} from ${s.client}${s.application ? ` (${s.application})` : ''} since ${s.since}`)
+        .join('; ')}): a restore replaces a store only while no server uses it; stop the replicas first`,
+    )
+  const store = await openDatabase(data)
+  try {
+    const old = await readDatabase(store)
+    const aside = join(dirname(resolve(file)), `${asideName('rock-legends', new Date())}.json`)
+    // The old content is saved whole before anything is changed: a failure here changes nothing.
+    await writeBackupFile(
+      aside,
+      encodeBackup({ takenAt: new Date().toISOString(), store: 'postgresql', build: pkg.version }, old),
+    )
+    await restoreDatabase(store, content)
+    printLine(`restored ${file} into ${name}: ${count(content)}, in one transaction`)
+    printLine(`the data it replaced is kept in ${aside} (a backup: rock-legends restore ${aside} --data …)`)
+  } finally {
+    await store.close()
+  }
+  return 0
+}
+
+/**
+ * `rock-legends verify|backup|restore …`: runs the command, prints what it did (or each problem) on stdout and a
+ * refusal as one line on stderr, and resolves with the exit code: 0 done (sound), 1 refused or problems found.
+ */
+export async function opsCommand(config: OpsConfig): Promise<number> {
+  try {
+    if (config.command === 'verify') return await verify(config)
+    if (config.command === 'backup') return await backup(config)
+    return await restore(config)
+  } catch (error) {
+    if (
+      error instanceof RefusedError ||
+      error instanceof BackupFileError ||
+      error instanceof DataFileError ||
+      error instanceof DataFileLockedError ||
+      error instanceof StoreUnavailableError
+    ) {
+      printErrorLine(`rock-legends ${config.command}: ${(error as Error).message}`)
+      return 1
+    }
+    throw error
+  }
+}

@@ -1,0 +1,54 @@
+import { connectSql, describeTarget } from '../store/sql/connect.ts'
+import type { SqlStore } from '../store/sql/sql-store.ts'
+import type { Snapshot } from '../store/store.ts'
+import type { BackupContent } from './backup-format.ts'
+
+/** Another session connected to a database: what the operator needs to find its process. */
+export interface Session {
+  pid: number
+  client: string
+  application: string
+  since: string
+}
+
+/**
+ * The sessions connected to the database at `url` other than this one: the replicas serving it (and anyone else).
+ * A restore refuses to go on while there are any: it would replace the data under them.
+ */
+export async function otherSessions(url: string): Promise<Session[]> {
+  const sql = await connectSql(url, { pool: 1, waitMs: 5000 })
+  try {
+    const rows = await sql`
+      SELECT pid, coalesce(host(client_addr), 'local socket') AS client, application_name, backend_start::text AS since
+      FROM pg_stat_activity
+      WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'
+      ORDER BY pid`
+    return rows.map((row: Record<string, unknown>) => ({
+      pid: Number(row.pid),
+      client: String(row.client),
+      application: String(row.application_name ?? ''),
+      since: String(row.since),
+    }))
+  } finally {
+    await sql.close()
+  }
+}
+
+/** Opens the database at `url` as a store of two connections (migrated to this build's schema, as a replica would). */
+export async function openDatabase(url: string): Promise<SqlStore> {
+  const { openSqlStore } = await import('../store/sql/sql-store.ts')
+  return openSqlStore(url, { pool: 2 })
+}
+
+/** Everything the database holds, in one REPEATABLE READ transaction (`snapshot()`): consistent under any load. */
+export async function readDatabase(store: SqlStore): Promise<BackupContent> {
+  return (await store.snapshot()) as unknown as BackupContent
+}
+
+/** Replaces everything in the database with `content`, in one transaction (`restore()`): all or nothing. */
+export async function restoreDatabase(store: SqlStore, content: BackupContent): Promise<void> {
+  await store.restore(content as unknown as Snapshot)
+}
+
+/** The database's host, port and name, never its password: for messages. */
+export const databaseName = describeTarget

@@ -1,0 +1,99 @@
+import { KEY_PREFIX, TOKEN_PREFIX } from '../auth/secrets.ts'
+import { emailKey } from '../model/email.ts'
+import { DocumentSchema, lazyCheck } from '../store/document/document.ts'
+
+/** One thing wrong with a store's content: where (a JSON pointer into it, or a file and line), and what. */
+export interface Problem {
+  where: string
+  what: string
+}
+
+/** The most schema errors named for one document: past that, the file is not a store at all. */
+const MAX_SCHEMA_ERRORS = 100
+
+const documentCheck = lazyCheck(DocumentSchema)
+/** A PHC string of argon2id, as `Bun.password` and @node-rs/argon2 write it: version, parameters, salt, hash. */
+const ARGON2ID = /^\$argon2id\$v=19\$m=\d+,t=\d+,p=\d+\$[A-Za-z0-9+/]{11,}\$[A-Za-z0-9+/]{16,}$/
+/** The SHA-256 of a token's or key's secret, hex-encoded (auth/secrets.ts). */
+const SECRET_HASH = /^[0-9a-f]{64}$/
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value)
+
+const records = (value: Record<string, unknown>, name: string): Record<string, unknown>[] =>
+  Array.isArray(value[name]) ? (value[name] as unknown[]).filter(isObject) : []
+
+/**
+ * Every problem of a store's content (a data file's document, a snapshot, a backup's content), each with where it is
+ * under `at`: what the data file's schema refuses (document.ts, which the server checks at start-up), ids unique and
+ * increasing in each collection, each counter at or past every id of its collection (ids are never reused), every
+ * album's artist and every credential's user present, emails unique in their folded form (what the database's index
+ * enforces), password hashes argon2id PHC strings, and credential hashes hex SHA-256 under a prefix of their kind.
+ * Records are otherwise read generically: a field a later build adds is left to the schema.
+ */
+export function storeProblems(value: unknown, at = ''): Problem[] {
+  const problems: Problem[] = []
+  const add = (where: string, what: string) => problems.push({ where: `${at}${where}`, what })
+  if (!documentCheck().Check(value)) {
+    const seen = new Set<string>()
+    for (const error of documentCheck().Errors(value)) {
+      // A union reports each of its branches: one line per place is enough to find it.
+      if (seen.has(error.path)) continue
+      seen.add(error.path)
+      if (seen.size > MAX_SCHEMA_ERRORS) {
+        add('', `more problems of shape than the first ${MAX_SCHEMA_ERRORS} named here`)
+        break
+      }
+      add(error.path || '/', error.message)
+    }
+  }
+  if (!isObject(value)) return problems
+  const counters = isObject(value.counters) ? value.counters : {}
+  const ids: Record<string, Set<number>> = {}
+  for (const name of ['artists', 'albums', 'users', 'credentials']) {
+    const known = new Set<number>()
+    ids[name] = known
+    const counter = counters[name]
+    let previous: number | undefined
+    records(value, name).forEach((record, index) => {
+      const id = record.id
+      if (typeof id !== 'number') return
+      if (known.has(id)) add(`/${name}/${index}/id`, `id ${id} is used twice: ids must be unique`)
+      else if (previous !== undefined && id < previous)
+        add(`/${name}/${index}/id`, `id ${id} comes after id ${previous}: ids must be in increasing order`)
+      if (typeof counter === 'number' && id > counter)
+        add(
+          `/${name}/${index}/id`,
+          `id ${id} is past /counters/${name} (${counter}): a new record would be given an id already in use`,
+        )
+      known.add(id)
+      previous = previous === undefined ? id : Math.max(previous, id)
+    })
+  }
+  records(value, 'albums').forEach((album, index) => {
+    if (typeof album.artistId === 'number' && !ids.artists?.has(album.artistId))
+      add(`/albums/${index}/artistId`, `album ${album.id} belongs to artist ${album.artistId}, which does not exist`)
+  })
+  const emails = new Map<string, unknown>()
+  records(value, 'users').forEach((user, index) => {
+    if (typeof user.passwordHash === 'string' && !ARGON2ID.test(user.passwordHash))
+      add(`/users/${index}/passwordHash`, `user ${user.id}'s password hash is not an argon2id PHC string`)
+    if (typeof user.email !== 'string') return
+    const key = emailKey(user.email)
+    const other = emails.get(key)
+    if (other !== undefined)
+      add(`/users/${index}/email`, `user ${user.id} has the email of user ${other} (compared in its folded form)`)
+    else emails.set(key, user.id)
+  })
+  records(value, 'credentials').forEach((credential, index) => {
+    const which = `credential ${credential.id}`
+    if (typeof credential.userId === 'number' && !ids.users?.has(credential.userId))
+      add(`/credentials/${index}/userId`, `${which} belongs to user ${credential.userId}, which does not exist`)
+    if (typeof credential.hash === 'string' && !SECRET_HASH.test(credential.hash))
+      add(`/credentials/${index}/hash`, `${which}'s hash is not a hex SHA-256 (64 lowercase hex digits)`)
+    const prefix = credential.kind === 'token' ? TOKEN_PREFIX : credential.kind === 'key' ? KEY_PREFIX : undefined
+    if (prefix && typeof credential.prefix === 'string' && !credential.prefix.startsWith(prefix))
+      add(`/credentials/${index}/prefix`, `${which} is a ${credential.kind} whose prefix does not start with ${prefix}`)
+  })
+  return problems
+}
