@@ -6,6 +6,7 @@ import { type Reset, resetRoutes } from './admin/reset.ts'
 import { adminUserRoutes } from './admin/users.ts'
 import { requestClient } from './auth/client-key.ts'
 import { authGuard, serviceKeys } from './auth/guard.ts'
+import type { PasswordHasher } from './auth/password.ts'
 import { userCredentials } from './auth/user-credentials.ts'
 import { albumRoutes } from './catalogue/albums.ts'
 import { artistRoutes } from './catalogue/artists.ts'
@@ -44,6 +45,8 @@ export interface AppOptions
   limits?: AccountLimits
   /** How many artists and albums an account may add; `CATALOGUE_LIMITS` by default (tests lower them). */
   catalogueLimits?: CatalogueLimits
+  /** How passwords are hashed and checked; argon2id at OWASP's cost by default (in-process tests pass a cheaper one). */
+  passwords?: PasswordHasher
 }
 
 const defaultReport: ErrorReporter = (message, error) => console.error(message, error)
@@ -66,11 +69,12 @@ export function createApp({
   reset,
   limits,
   catalogueLimits,
+  passwords,
   ui = true,
   signup = true,
 }: AppOptions) {
   const catalogue = new Catalogue(store, { now, limits: catalogueLimits })
-  const accounts = new Accounts(store, { now, tokenTtlMs, limits, signup })
+  const accounts = new Accounts(store, { now, tokenTtlMs, passwords, limits, signup })
   // Failed credential checks are counted per client (by the socket, as for logins; shared by replicas over SQL).
   const credentialFailures = (limits ?? ACCOUNT_LIMITS).credentialFailuresPerClient
   const guard = authGuard([serviceKeys(apiKeys), userCredentials(store, now)], {
@@ -117,7 +121,7 @@ export function createApp({
       .use(coverRoutes(catalogue))
       .use(resetRoutes(reset, guard))
       // The operator's accounts (`rock-legends users` while this server owns the data file): service keys only.
-      .use(adminUserRoutes(new AccountAdmin(store, now), guard))
+      .use(adminUserRoutes(new AccountAdmin(store, now, passwords), guard))
   )
 }
 

@@ -1,7 +1,9 @@
 import { createApp } from '../src/app.ts'
+import type { PasswordHasher } from '../src/auth/password.ts'
 import type { Store } from '../src/store/store.ts'
 import { testStore } from './support/backends.ts'
 import { expectDocumented } from './support/openapi.ts'
+import { cheapPasswords } from './support/passwords.ts'
 
 /** The service key every in-process test app accepts. */
 export const SERVICE_KEY = 'test-service-key'
@@ -17,11 +19,18 @@ interface Call {
 
 /**
  * An app over a fresh store of this run's backend (see `testStore`: in memory unless the run says PostgreSQL), or
- * over `store`, and a helper to call it in-process.
+ * over `store`, and a helper to call it in-process. Passwords are hashed with argon2id at its lowest cost
+ * (`cheapPasswords`) unless `options.passwords` says otherwise.
  */
-export function testApp(store: Store = testStore(), options: { now?: () => Date } = {}) {
+export function testApp(store: Store = testStore(), options: { now?: () => Date; passwords?: PasswordHasher } = {}) {
   const errors: unknown[] = []
-  const app = createApp({ store, apiKeys: [SERVICE_KEY], report: (_, error) => errors.push(error), ...options })
+  const app = createApp({
+    store,
+    apiKeys: [SERVICE_KEY],
+    report: (_, error) => errors.push(error),
+    passwords: cheapPasswords,
+    ...options,
+  })
   /**
    * Sends one request through the whole app; a non-string body is sent as JSON. Every answer is checked against the
    * OpenAPI document, so a test that meets an undocumented answer fails, and the document cannot drift.

@@ -1,5 +1,5 @@
 import { expect, test } from 'bun:test'
-import { copyFileSync, existsSync } from 'node:fs'
+import { copyFileSync, existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { spawn } from 'bun'
 import { ensureBinary, removeDir, tempDir } from '../support/binary.ts'
@@ -55,6 +55,10 @@ test('the compiled binary, copied alone, signs up, logs in, writes with a token 
     expect((await call('/api/v1/artists', 'POST', { name: 'X' }, asKey)).status).toBe(401)
     child.kill('SIGTERM')
     expect(await child.exited).toBe(0)
+    // The executable hashes with argon2id at OWASP's cost (the in-process tests use a cheaper hasher, so this is where
+    // the shipped parameters are checked end to end).
+    const document = JSON.parse(readFileSync(join(dir, 'db.json'), 'utf8'))
+    expect(document.users[0].passwordHash).toStartWith('$argon2id$v=19$m=19456,t=2,p=1$')
   } finally {
     child.kill('SIGKILL')
     await child.exited

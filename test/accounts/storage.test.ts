@@ -2,6 +2,7 @@ import { expect, test } from 'bun:test'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { argon2id } from '../../src/auth/password.ts'
 import { hashSecret } from '../../src/auth/secrets.ts'
 import { openJsonFileStore } from '../../src/store/json-file/json-file.ts'
 import { testApp } from '../helpers.ts'
@@ -13,7 +14,8 @@ test('the data file holds hashes and prefixes, never the password, a token or a 
     const store = await openJsonFileStore(join(dir, 'db.json'))
     let secrets: string[]
     try {
-      const { call } = testApp(store)
+      // The production hasher, whose parameters the data file must show (testApp's default is a cheaper one).
+      const { call } = testApp(store, { passwords: argon2id })
       const { token } = await signedIn(call)
       const { key, prefix } = await createKey(call, bearer(token))
       expect((await writeArtist(call, { 'x-api-key': key })).status).toBe(201)

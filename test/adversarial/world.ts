@@ -2,9 +2,10 @@ import { expect } from 'bun:test'
 import { ACCOUNT_LIMITS } from '../../src/accounts/service.ts'
 import { createApp } from '../../src/app.ts'
 import { openMemoryStore } from '../../src/store/document/memory.ts'
-import type { Snapshot, Store } from '../../src/store/store.ts'
+import type { Limiter, Recents, Snapshot, Store } from '../../src/store/store.ts'
 import { SERVICE_KEY } from '../helpers.ts'
 import { expectDocumented } from '../support/openapi.ts'
+import { cheapPasswords } from '../support/passwords.ts'
 import { type Credential, type Plan, urlOf } from './arbitraries.ts'
 
 /** The user every world starts with, and a second one whose keys the first must never see. */
@@ -19,7 +20,7 @@ interface Secrets {
   otherKeyId: number
 }
 
-/** A store state to start every run from, built once (argon2 and all), and the secrets that are valid in it. */
+/** A store state to start every run from, built once, and the secrets that are valid in it. */
 export interface Template {
   snapshot: Snapshot
   secrets: Secrets
@@ -61,7 +62,7 @@ export async function buildTemplate(): Promise<Template> {
       albums: Array.from({ length: albums }, (_, j) => album(j)),
     })),
   )
-  const app = createApp({ store, apiKeys: [SERVICE_KEY] })
+  const app = createApp({ store, apiKeys: [SERVICE_KEY], passwords: cheapPasswords })
   const post = async (path: string, body: unknown, headers: Record<string, string> = {}) => {
     const answer = await send(app, 'POST', path, {
       headers: { 'content-type': 'application/json', ...headers },
@@ -98,7 +99,77 @@ export async function dump(store: Store): Promise<string> {
   return JSON.stringify(document)
 }
 
-/** A fresh app over a copy of the template, with the secrets still live in it. */
+/**
+ * An object that forwards every call to the latest value `make` gave: `renew()` makes a new one. The app keeps the
+ * limiters and recents it asked its store for; these let a world hand it new, empty ones.
+ */
+function renewable<T extends object>(make: () => T, renewals: (() => void)[]): T {
+  let current = make()
+  renewals.push(() => {
+    current = make()
+  })
+  return new Proxy({} as T, {
+    get: (_, key) => {
+      const value = Reflect.get(current, key)
+      return typeof value === 'function' ? value.bind(current) : value
+    },
+  })
+}
+
+/**
+ * One app, and the memory store it runs over, for every world made from one template. An app's first request to
+ * each route compiles that route's handler (milliseconds each), which a new app per world would pay again for each of
+ * the hundreds of worlds of a property. The store's brakes (its limiters and recents, which a restore leaves alone)
+ * are renewed with each world, so every world starts as a new app over a copy of the template would: the template's
+ * records, no attempts counted, no address known.
+ */
+interface Stage {
+  store: Store
+  app: ReturnType<typeof createApp>
+  renew: () => void
+  /** Where the app reports unexpected failures: the current world's list. */
+  reported: unknown[]
+}
+
+const stages = new WeakMap<Template, Stage>()
+
+function stageOf(template: Template): Stage {
+  const existing = stages.get(template)
+  if (existing) return existing
+  const memory = openMemoryStore()
+  const renewals: (() => void)[] = []
+  const store = new Proxy(memory, {
+    get: (target, key) => {
+      if (key === 'limiter')
+        return (...args: Parameters<Store['limiter']>) => renewable<Limiter>(() => target.limiter(...args), renewals)
+      if (key === 'recents')
+        return (...args: Parameters<Store['recents']>) => renewable<Recents>(() => target.recents(...args), renewals)
+      const value = Reflect.get(target, key)
+      return typeof value === 'function' ? value.bind(target) : value
+    },
+  })
+  const created: Stage = {
+    store,
+    renew: () => {
+      for (const renew of renewals) renew()
+    },
+    reported: [],
+    app: createApp({
+      store,
+      apiKeys: [SERVICE_KEY],
+      report: (_, error) => created.reported.push(error),
+      // What each answer is, not what a hash costs, is under test: argon2id at its lowest cost (test/support/passwords.ts).
+      passwords: cheapPasswords,
+      // Thousands of forged credentials from one (in-process) address: the brake on guessing them is not under test
+      // here (test/hardening/credential-guessing.test.ts), what each request answers is.
+      limits: { ...ACCOUNT_LIMITS, credentialFailuresPerClient: { limit: 1_000_000, windowMs: 60_000 } },
+    }),
+  }
+  stages.set(template, created)
+  return created
+}
+
+/** The app over a copy of the template, with the secrets still live in it; one world at a time per template. */
 export class World {
   readonly store: Store
   readonly app: ReturnType<typeof createApp>
@@ -108,27 +179,22 @@ export class World {
   private readonly keys: { id: number; key: string }[]
 
   private constructor(
-    store: Store,
+    stage: Stage,
     readonly secrets: Secrets,
   ) {
-    this.store = store
-    // Thousands of forged credentials from one (in-process) address: the brake on guessing them is not under test
-    // here (test/hardening/credential-guessing.test.ts), what each request answers is.
-    this.app = createApp({
-      store,
-      apiKeys: [SERVICE_KEY],
-      report: (_, error) => this.reported.push(error),
-      limits: { ...ACCOUNT_LIMITS, credentialFailuresPerClient: { limit: 1_000_000, windowMs: 60_000 } },
-    })
+    this.store = stage.store
+    this.app = stage.app
+    stage.reported = this.reported
     this.tokens = [...secrets.tokens]
     this.keys = [...secrets.keys]
   }
 
-  /** A world over a copy of `template`. */
+  /** A world over a copy of `template`: the template's records restored, and the app's brakes renewed. */
   static async from(template: Template): Promise<World> {
-    const store = openMemoryStore()
-    await store.restore(template.snapshot)
-    return new World(store, template.secrets)
+    const stage = stageOf(template)
+    await stage.store.restore(template.snapshot)
+    stage.renew()
+    return new World(stage, template.secrets)
   }
 
   /** Ids of the personal keys of the world's user that are still live; another user's key id comes last. */

@@ -42,10 +42,19 @@ test(`${ROUNDS} rounds of ${WRITERS} concurrent writers and kill -9 lose no ackn
     // Every other round compacts after a few kilobytes of journal, so kills also land in the middle of compactions.
     const env: Record<string, string> = round % 2 ? { ROCK_LEGENDS_COMPACT_AFTER: '4096' } : {}
     const server = await startBinary(['--port', '0', '--data', file, '--api-key', KEY, '--log', 'off'], { env })
-    const writers = Array.from({ length: WRITERS }, (_, i) => writer(server.url, i, acknowledged))
-    await Bun.sleep(20 + Math.random() * 180)
+    let ended = false
+    const writers = Promise.all(Array.from({ length: WRITERS }, (_, i) => writer(server.url, i, acknowledged))).finally(
+      () => {
+        ended = true
+      },
+    )
+    // Killed at a random moment of a round under way: after a random number of acknowledged writes, 32 to 400 (what
+    // 20 to 200 ms gave on an idle machine; a fixed sleep left rounds with none on a busy one), and a few ms more.
+    const target = acknowledged.size + Math.round(WRITERS * (2 + Math.random() * 23))
+    while (acknowledged.size < target && !ended) await Bun.sleep(1)
+    await Bun.sleep(Math.random() * 20)
     await server.stop('SIGKILL')
-    await Promise.all(writers)
+    await writers
   }
   // One last start: the file must load, and hold every acknowledged artist under its id.
   const server = await startBinary(['--port', '0', '--data', file, '--log', 'off'])

@@ -5,6 +5,7 @@
  * over each backend (`bun run test` runs the contract suite a second time that way, see package.json): one set of
  * tests, never a copy.
  */
+import { onTestFinished } from 'bun:test'
 import { openMemoryStore } from '../../src/store/document/memory.ts'
 import type { Store } from '../../src/store/store.ts'
 import { deferredLimiter } from './deferred-limiter.ts'
@@ -90,9 +91,16 @@ export function testStore(): Store {
   const ready = (async () => {
     const postgres = await testPostgres()
     const { openSqlStore } = await import('../../src/store/sql/sql-store.ts')
-    // Never closed (a test's app lives as long as the test wants it): two connections at most, and closed after a
-    // second idle, so that the stores of finished tests do not hold the harness's 300 connections.
+    // Two connections at most, closed after a second idle; and closed for good when the test ends, below.
     return openSqlStore(postgres.url(await postgres.migratedDatabase()), { pool: 2, waitMs: 5000, idleTimeoutMs: 1000 })
   })()
+  // A store opened by a test is closed once that test has finished (a test's app lives as long as the test wants it).
+  // Each store also keeps a connection that LISTENs for the changes of other replicas, and reads them every second:
+  // left open, the stores of finished tests would hold the shared server's connections (it refuses past 600) and keep
+  // it busy. One opened at a file's or a describe's top level (where `onTestFinished` throws) lives as long as the
+  // process. Not in a `beforeAll`: the hook would close it as soon as the `beforeAll` ends.
+  try {
+    onTestFinished(() => ready.then((store) => store.close()).catch(() => {}))
+  } catch {}
   return whenReady(ready)
 }
