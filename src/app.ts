@@ -13,6 +13,7 @@ import { artistRoutes } from './catalogue/artists.ts'
 import { Catalogue, type CatalogueLimits } from './catalogue/service.ts'
 import { coverRoutes } from './covers/routes.ts'
 import { docsRoutes } from './docs/openapi.ts'
+import { EVENT_STREAM_LIMITS, type EventStreamLimits, eventRoutes } from './events/routes.ts'
 import { allowedMethods } from './http/allowed-methods.ts'
 import { cors } from './http/cors.ts'
 import { delay } from './http/delay.ts'
@@ -47,6 +48,8 @@ export interface AppOptions
   catalogueLimits?: CatalogueLimits
   /** How passwords are hashed and checked; argon2id at OWASP's cost by default (in-process tests pass a cheaper one). */
   passwords?: PasswordHasher
+  /** The bounds and heartbeat of `GET /api/v1/events`; `EVENT_STREAM_LIMITS` by default (tests and the bench change them). */
+  events?: Partial<EventStreamLimits>
 }
 
 const defaultReport: ErrorReporter = (message, error) => console.error(message, error)
@@ -70,6 +73,7 @@ export function createApp({
   limits,
   catalogueLimits,
   passwords,
+  events,
   ui = true,
   signup = true,
 }: AppOptions) {
@@ -117,6 +121,7 @@ export function createApp({
       .use(webRoutes({ catalogue, ui, signup, latestYear }))
       .use(artistRoutes(catalogue, guard))
       .use(albumRoutes(catalogue, guard, latestYear))
+      .use(eventRoutes(store.changes, { ...EVENT_STREAM_LIMITS, ...events }))
       .use(accountRoutes(accounts, guard))
       .use(coverRoutes(catalogue))
       .use(resetRoutes(reset, guard))

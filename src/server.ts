@@ -1,5 +1,5 @@
 import { captureStartState } from './admin/reset.ts'
-import { createApp } from './app.ts'
+import { type AppOptions, createApp } from './app.ts'
 import { MAX_BODY_BYTES } from './http/body.ts'
 import { createLogger, flushLog } from './log.ts'
 import type { ServerOptions } from './options.ts'
@@ -42,7 +42,7 @@ const operatorKey = () => `rl_op_${Buffer.from(crypto.getRandomValues(new Uint8A
  * await fetch(`${server.url}/api/v1/artists`)
  * await server.stop()
  */
-export async function startServer(options: ServerOptions = {}): Promise<RunningServer> {
+export async function startServer(options: ServerOptions & Pick<AppOptions, 'events'> = {}): Promise<RunningServer> {
   // The options that shape answers go to the app as they are (it has their defaults); these are the server's own.
   const { port = 0, host = '127.0.0.1', data = IN_MEMORY, seed = false, apiKeys = [], log: mode = 'off' } = options
   const { allowReset = false, delay = 0, compactAfterBytes, dbPool, dbWaitMs } = options
@@ -108,6 +108,8 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     port: server.port as number,
     stop: () => {
       stopping ??= (async () => {
+        // Event streams never finish by themselves: ended first, so that stopping waits only for other requests.
+        store.changes.end()
         await server.stop()
         // Access log lines are made just after each answer and written in batches: let those of the last answers
         // be made, then write every waiting line.

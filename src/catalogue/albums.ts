@@ -1,15 +1,23 @@
 import { Elysia } from 'elysia'
 import type { authGuard } from '../auth/guard.ts'
 import { anyCredential, publicAccess } from '../docs/security.ts'
-import { recordResponse } from '../http/json.ts'
+import { answerRead } from '../http/conditional.ts'
+import { recordJson, taggedResponse } from '../http/json.ts'
 import { keptQuery, Paginated, pageOf, paginator } from '../http/pagination.ts'
 import { described, problemResponses } from '../http/responses.ts'
 import { Album, AlbumInput } from '../model/album.ts'
+import { albumTag } from '../store/entity-tag.ts'
 import { MAX_ALBUMS_PER_ARTIST } from '../store/store.ts'
 import { AlbumIdParams, AlbumListQuery, ArtistIdParams } from './params.ts'
 import { CATALOGUE_LIMITS, type Catalogue, rate } from './service.ts'
 
 const albumsOf = (artistId: number) => `/api/v1/artists/${artistId}/albums`
+
+/** The answer to a read of `album`: 200 with its strong tag, or 304 when `If-None-Match` names that tag. */
+const readAlbum = (request: Request, album: Album) => {
+  const etag = albumTag(album)
+  return answerRead(request, etag, () => taggedResponse(recordJson(album), etag))
+}
 
 /** Album routes of an artist: list, read one, add. `latestYear` bounds the year of a new album. */
 export const albumRoutes = (catalogue: Catalogue, guard: ReturnType<typeof authGuard>, latestYear: number) => {
@@ -18,11 +26,11 @@ export const albumRoutes = (catalogue: Catalogue, guard: ReturnType<typeof authG
     .use(guard)
     .get(
       '',
-      async ({ params, query: { q, sort, ...query } }) => {
+      async ({ params, query: { q, sort, ...query }, request }) => {
         const artistId = Number(params.artistId)
         const page = pageOf(query)
         const slice = await catalogue.listAlbums(artistId, page, { q, sort })
-        return paginate(albumsOf(artistId), page, slice, keptQuery({ q, sort }))
+        return paginate(albumsOf(artistId), page, slice, keptQuery({ q, sort }), request)
       },
       {
         params: ArtistIdParams,
@@ -43,8 +51,10 @@ export const albumRoutes = (catalogue: Catalogue, guard: ReturnType<typeof authG
     )
     .get(
       '/:albumId',
-      ({ params }) =>
-        catalogue.getAlbum(Number(params.artistId), Number(params.albumId)).then<Response>(recordResponse),
+      ({ params, request }) =>
+        catalogue
+          .getAlbum(Number(params.artistId), Number(params.albumId))
+          .then<Response>((album) => readAlbum(request, album)),
       {
         params: AlbumIdParams,
         response: { 200: described(Album, 'The album.'), ...problemResponses(400, 404, 503) },
@@ -65,6 +75,7 @@ export const albumRoutes = (catalogue: Catalogue, guard: ReturnType<typeof authG
         const album = await catalogue.createAlbum(artistId, body, caller)
         set.status = 201
         set.headers.location = `${albumsOf(artistId)}/${album.id}`
+        set.headers.etag = albumTag(album)
         return album
       },
       {

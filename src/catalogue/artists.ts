@@ -1,11 +1,13 @@
 import { Elysia } from 'elysia'
 import type { authGuard } from '../auth/guard.ts'
 import { anyCredential, publicAccess } from '../docs/security.ts'
-import { recordResponse } from '../http/json.ts'
+import { answerRead, ifMatchTags } from '../http/conditional.ts'
+import { recordJson, taggedResponse } from '../http/json.ts'
 import { keptQuery, Paginated, pageOf, paginator } from '../http/pagination.ts'
 import { deprecated } from '../http/problem.ts'
 import { described, problemResponses } from '../http/responses.ts'
 import { Artist, ArtistInput } from '../model/artist.ts'
+import { artistTag } from '../store/entity-tag.ts'
 import { ArtistIdParams, ArtistListQuery } from './params.ts'
 import { CATALOGUE_LIMITS, type Catalogue, rate } from './service.ts'
 
@@ -14,6 +16,12 @@ const BASE = '/api/v1/artists'
 // RFC 9745: deprecated since 2025-01-01T00:00:00Z.
 const DEPRECATED_SINCE = new Date('2025-01-01T00:00:00Z')
 
+/** The answer to a read of `artist`: 200 with its strong tag, or 304 when `If-None-Match` names that tag. */
+const readArtist = (request: Request, artist: Artist) => {
+  const etag = artistTag(artist)
+  return answerRead(request, etag, () => taggedResponse(recordJson(artist), etag))
+}
+
 /** Artist routes: list, read, create, replace, and the deprecated delete. */
 export const artistRoutes = (catalogue: Catalogue, guard: ReturnType<typeof authGuard>) => {
   const paginate = paginator()
@@ -21,9 +29,9 @@ export const artistRoutes = (catalogue: Catalogue, guard: ReturnType<typeof auth
     .use(guard)
     .get(
       '',
-      async ({ query: { q, sort, ...query } }) => {
+      async ({ query: { q, sort, ...query }, request }) => {
         const page = pageOf(query)
-        return paginate(BASE, page, await catalogue.listArtists(page, { q, sort }), keptQuery({ q, sort }))
+        return paginate(BASE, page, await catalogue.listArtists(page, { q, sort }), keptQuery({ q, sort }), request)
       },
       {
         query: ArtistListQuery,
@@ -44,24 +52,30 @@ export const artistRoutes = (catalogue: Catalogue, guard: ReturnType<typeof auth
         },
       },
     )
-    .get('/:artistId', ({ params }) => catalogue.getArtist(Number(params.artistId)).then<Response>(recordResponse), {
-      params: ArtistIdParams,
-      response: { 200: described(Artist, 'The artist.'), ...problemResponses(400, 404, 503) },
-      detail: {
-        operationId: 'getArtist',
-        summary: 'Get one artist',
-        description:
-          'One artist by id. An id that is not a positive integer is 400; a well-formed id no artist has is 404.',
-        tags: ['Artists'],
-        security: publicAccess,
+    .get(
+      '/:artistId',
+      ({ params, request }) =>
+        catalogue.getArtist(Number(params.artistId)).then<Response>((artist) => readArtist(request, artist)),
+      {
+        params: ArtistIdParams,
+        response: { 200: described(Artist, 'The artist.'), ...problemResponses(400, 404, 503) },
+        detail: {
+          operationId: 'getArtist',
+          summary: 'Get one artist',
+          description:
+            "One artist by id. An id that is not a positive integer is 400; a well-formed id no artist has is 404. The answer carries the artist's version as a strong `ETag`: send it back in `If-None-Match` to get 304 while the artist is unchanged, or in `If-Match` on `PUT` so as not to overwrite a change made since.",
+          tags: ['Artists'],
+          security: publicAccess,
+        },
       },
-    })
+    )
     .post(
       '',
       async ({ body, set, caller }) => {
         const artist = await catalogue.createArtist(body, caller)
         set.status = 201
         set.headers.location = `${BASE}/${artist.id}`
+        set.headers.etag = artistTag(artist)
         return artist
       },
       {
@@ -80,23 +94,32 @@ export const artistRoutes = (catalogue: Catalogue, guard: ReturnType<typeof auth
         },
       },
     )
-    .put('/:artistId', ({ params, body }) => catalogue.replaceArtist(Number(params.artistId), body), {
-      auth: true,
-      params: ArtistIdParams,
-      body: ArtistInput,
-      response: {
-        200: described(Artist, 'The artist as now stored.'),
-        ...problemResponses(400, 401, 404, 413, 415, 503),
+    .put(
+      '/:artistId',
+      async ({ params, body, request, set }) => {
+        const ifMatch = ifMatchTags(request.headers.get('if-match'))
+        const artist = await catalogue.replaceArtist(Number(params.artistId), body, ifMatch)
+        set.headers.etag = artistTag(artist)
+        return artist
       },
-      detail: {
-        operationId: 'updateArtist',
-        summary: 'Replace an artist',
-        description:
-          'Replaces every field of an artist: fields left out (or null) become unset, and are left out of answers. An `id` in the body must be absent or equal to the one in the path. An unknown artist is 404; this never creates one.',
-        tags: ['Artists'],
-        security: anyCredential,
+      {
+        auth: true,
+        params: ArtistIdParams,
+        body: ArtistInput,
+        response: {
+          200: described(Artist, 'The artist as now stored.'),
+          ...problemResponses(400, 401, 404, 412, 413, 415, 503),
+        },
+        detail: {
+          operationId: 'updateArtist',
+          summary: 'Replace an artist',
+          description:
+            'Replaces every field of an artist: fields left out (or null) become unset, and are left out of answers. An `id` in the body must be absent or equal to the one in the path. An unknown artist is 404; this never creates one. With `If-Match` (the `ETag` of the artist as you read it), the artist is replaced only if nobody changed it since: otherwise 412, nothing changes, and the `ETag` header of the problem is the current version. Without `If-Match` the last write wins. The answer carries the new `ETag`.',
+          tags: ['Artists'],
+          security: anyCredential,
+        },
       },
-    })
+    )
     .delete(
       '/:artistId',
       ({ params: { artistId } }) => {

@@ -1,8 +1,15 @@
 import type { Caller } from '../auth/guard.ts'
 import { type AlbumInput, albumFields } from '../model/album.ts'
 import { type ArtistInput, artistFields } from '../model/artist.ts'
-import { ConflictError, InvalidFieldError, NotFoundError, TooManyAttemptsError } from '../model/errors.ts'
+import {
+  ChangedSinceReadError,
+  ConflictError,
+  InvalidFieldError,
+  NotFoundError,
+  TooManyAttemptsError,
+} from '../model/errors.ts'
 import type { AlbumSort, ArtistSort, ListQuery } from '../model/search.ts'
+import { artistTag, StaleVersionError } from '../store/entity-tag.ts'
 import {
   type Album,
   AlbumLimitError,
@@ -104,12 +111,19 @@ export class Catalogue {
 
   /**
    * Replaces every field of artist `id`: fields left out become unset. An `id` in the body must be absent or equal
-   * to `id`. No upsert: an unknown artist is not found.
+   * to `id`. No upsert: an unknown artist is not found. With `ifMatch` (the entity tags of `If-Match`), only while
+   * the artist is still one of those versions: otherwise {@link ChangedSinceReadError}, and nothing changes.
    */
-  async replaceArtist(id: number, input: ArtistInput): Promise<Artist> {
+  async replaceArtist(id: number, input: ArtistInput, ifMatch?: readonly string[]): Promise<Artist> {
     if (input.id !== undefined && input.id !== null && input.id !== id)
       throw new InvalidFieldError('/id', `must be absent or equal to the artist id in the path (${id})`)
-    const artist = await this.store.artists.replace({ id, ...artistFields(input) })
+    let artist: Artist | undefined
+    try {
+      artist = await this.store.artists.replace({ id, ...artistFields(input) }, ifMatch)
+    } catch (error) {
+      if (error instanceof StaleVersionError) throw changedSinceRead(error.current)
+      throw error
+    }
     if (!artist) throw unknownArtist(id)
     return artist
   }
@@ -157,6 +171,14 @@ export class Catalogue {
       }
     })
   }
+}
+
+const changedSinceRead = (current: Artist) => {
+  const tag = artistTag(current)
+  return new ChangedSinceReadError(
+    `${which('Artist', current.id)} changed since you read it: its version is now ${tag}, not one in If-Match, and nothing was changed. Read it again (GET /api/v1/artists/${current.id}) and send your change with its new ETag.`,
+    tag,
+  )
 }
 
 const tooManyAlbums = (artistId: number, max: number) =>

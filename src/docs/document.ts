@@ -2,6 +2,7 @@ import { toOpenAPISchema } from '@elysiajs/openapi'
 import type { AnyElysia, InternalRoute } from 'elysia'
 import pkg from '../../package.json' with { type: 'json' }
 import { namedSchemas, referToComponents } from './components.ts'
+import { documentConditional } from './conditional.ts'
 import { introduction, tags } from './introduction.ts'
 import { documentParameter } from './parameters.ts'
 import { documentRequestBody } from './request-body.ts'
@@ -67,6 +68,7 @@ export function buildDocument(routes: () => readonly InternalRoute[]): OpenApiDo
       if (operation.parameters) operation.parameters = operation.parameters.map(documentParameter)
       documentRequestBody(operation)
       documentResponses(operation, method)
+      documentConditional(operation)
     }
   referToComponents(paths, components.schemas)
   return {

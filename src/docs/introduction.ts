@@ -28,6 +28,7 @@ the kind of problem. Validation problems list each invalid field (a JSON \`point
 export const tags = [
   { name: 'Artists', description: 'The legends of Argentine rock: list, read, add and replace them.' },
   { name: 'Albums', description: 'What each artist recorded, by year of first release.' },
+  { name: 'Events', description: 'The changes of the catalogue as they happen, as Server-Sent Events.' },
   {
     name: 'Accounts',
     description:

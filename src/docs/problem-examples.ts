@@ -31,6 +31,10 @@ const details: Record<
   conflict: {
     detail: 'The email carlos@rock-legends.com is already registered. Log in with POST /api/v1/user/login.',
   },
+  'precondition-failed': {
+    detail:
+      'Artist 7 changed since you read it: its version is now "q3ZCr0YdUuq1pW4pVfDgxw", not the one in If-Match, and nothing was changed. Read it again (GET /api/v1/artists/7) and send your change with its new ETag.',
+  },
   'payload-too-large': { detail: 'The request body is larger than 1048576 bytes (1 MiB).' },
   'unsupported-media-type': {
     detail: 'The request body must be JSON sent with Content-Type: application/json, not text/plain.',

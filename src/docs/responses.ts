@@ -95,6 +95,13 @@ function problemResponse(kinds: ProblemKind[]): Response {
   // Every 429 and every 503 says when to try again.
   if (kinds.some((kind) => problemTypes[kind].status === 429 || problemTypes[kind].status === 503))
     response.headers = { 'Retry-After': header('Seconds to wait before trying again.', { type: 'integer' }) }
+  if (kinds.includes('precondition-failed'))
+    response.headers = {
+      ETag: header('The current version of the artist: read it again, and send your change with this in `If-Match`.', {
+        type: 'string',
+        examples: ['"q3ZCr0YdUuq1pW4pVfDgxw"'],
+      }),
+    }
   if (kinds.includes('deprecated-operation'))
     // Sent with the deprecation problem only, not with the other problems of this status.
     response.headers = {

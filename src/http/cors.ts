@@ -2,8 +2,9 @@ import { Elysia } from 'elysia'
 import { REQUEST_ID } from './request-log.ts'
 import { SECURITY_HEADERS } from './security-headers.ts'
 
-const ALLOWED_HEADERS = 'Authorization, Content-Type, X-API-Key'
-const EXPOSED_HEADERS = 'Location, WWW-Authenticate, Retry-After, Deprecation, Allow'
+// Last-Event-ID: what an EventSource sends when it reconnects to the event stream.
+const ALLOWED_HEADERS = 'Authorization, Content-Type, X-API-Key, If-Match, If-None-Match, Last-Event-ID'
+const EXPOSED_HEADERS = 'Location, WWW-Authenticate, Retry-After, Deprecation, Allow, ETag'
 
 /**
  * CORS for the origins given to `--cors` (`*` allows any). With no origins the plugin adds nothing at all, so a

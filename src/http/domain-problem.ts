@@ -22,6 +22,8 @@ const ANSWERS: { readonly [K in RefusalKind]: (refusal: RefusalOf<K>) => Problem
   'too-many-attempts': (refusal) =>
     new Problem('too-many-requests', refusal.message, {}, { 'retry-after': String(refusal.retryAfterSeconds) }),
   'invalid-field': (refusal) => invalid([{ pointer: refusal.pointer, detail: refusal.message }]),
+  'changed-since-read': (refusal) =>
+    new Problem('precondition-failed', refusal.message, {}, { etag: refusal.currentTag }),
 }
 
 /** The problem that answers a refusal of the domain: every kind has one (see {@link ANSWERS}). */

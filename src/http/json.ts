@@ -1,3 +1,4 @@
+import { CACHE_CONTROL } from './conditional.ts'
 import { SECURITY_HEADERS } from './security-headers.ts'
 
 /** The headers of JSON answers; the Content-Type is spelled as Elysia spells it for the answers it serialises. */
@@ -21,5 +22,9 @@ export function recordJson(record: object): string {
 /** A 200 answer carrying JSON that is already serialised: the hot read paths skip serialising per request. */
 export const jsonResponse = (body: string | Uint8Array) => new Response(body, { headers: JSON_HEADERS })
 
-/** A 200 answer carrying a stored artist or album (see {@link recordJson}). */
-export const recordResponse = (record: object) => jsonResponse(recordJson(record))
+/**
+ * A 200 answer carrying JSON already serialised, with its entity tag: caches may keep it and ask again with
+ * `If-None-Match` (src/http/conditional.ts).
+ */
+export const taggedResponse = (body: string | Uint8Array, etag: string) =>
+  new Response(body, { headers: { ...JSON_HEADERS, etag, 'cache-control': CACHE_CONTROL } })

@@ -2,8 +2,9 @@ import { Type } from '@sinclair/typebox'
 import { type TSchema, t } from 'elysia'
 import { ByteCache, CACHE_BUDGET_BYTES, estimateBytes } from '../cache/byte-cache.ts'
 import type { Slice } from '../store/store.ts'
+import { answerRead, weakTag } from './conditional.ts'
 import { IntegerParam } from './integer-param.ts'
-import { jsonResponse, recordJson } from './json.ts'
+import { recordJson, taggedResponse } from './json.ts'
 
 /** Items per page when the client does not say. */
 export const DEFAULT_LIMIT = 10
@@ -78,11 +79,15 @@ function pageText(path: string, page: { limit: number; offset: number }, slice: 
 const sameItems = (a: readonly object[], b: readonly object[]) =>
   a.length === b.length && a.every((item, i) => item === b[i])
 
-/** A page a paginator remembers: the items it was built from, the list's total then, and the encoded answer. */
+/**
+ * A page a paginator remembers: the items it was built from, the list's total then, the encoded answer and its weak
+ * entity tag (made once, with the bytes).
+ */
 interface CachedPage {
   items: readonly object[]
   total: number
   body: Uint8Array
+  etag: string
 }
 
 /**
@@ -90,7 +95,8 @@ interface CachedPage {
  * `kept` parameters of a search, from {@link keptQuery}). It keeps
  * the encoded bytes of the pages it served: records are replaced, never edited in place, so a page whose items are
  * the same objects and whose total is unchanged has the same bytes, and answering it again costs no serialising or
- * encoding at all.
+ * encoding at all. Each page carries a weak `ETag` made from its bytes when they are encoded; given the `request`,
+ * an `If-None-Match` naming it is answered 304 (src/http/conditional.ts).
  *
  * What it keeps is bounded by bytes, not pages (a {@link ByteCache} of `budget`, 16 MiB by default, the pages used
  * longest ago going first): each page counts its encoded bytes, its records' serialised text (which `recordJson`
@@ -109,19 +115,23 @@ export function paginator(budget = CACHE_BUDGET_BYTES) {
     page: { limit: number; offset: number },
     slice: Slice<object>,
     kept = '',
+    request?: Request,
   ): Response => {
     const key = `${path}?limit=${page.limit}&offset=${page.offset}${kept}`
-    const cached = pages.get(key)
-    if (cached && cached.total === slice.total && sameItems(cached.items, slice.items)) return jsonResponse(cached.body)
-    const text = pageText(path, page, slice, kept)
-    const body = encoder.encode(text)
-    pages.set(
-      key,
-      { items: slice.items, total: slice.total, body },
-      // The page's text stands for its records' texts, which it is made of.
-      body.byteLength + text.length * 2 + estimateBytes(slice.items),
-    )
-    return jsonResponse(body)
+    let cached = pages.get(key)
+    if (!cached || cached.total !== slice.total || !sameItems(cached.items, slice.items)) {
+      const text = pageText(path, page, slice, kept)
+      const body = encoder.encode(text)
+      cached = { items: slice.items, total: slice.total, body, etag: weakTag(body) }
+      pages.set(
+        key,
+        cached,
+        // The page's text stands for its records' texts, which it is made of.
+        body.byteLength + text.length * 2 + estimateBytes(slice.items) + cached.etag.length * 2,
+      )
+    }
+    const { body, etag } = cached
+    return request ? answerRead(request, etag, () => taggedResponse(body, etag)) : taggedResponse(body, etag)
   }
   // The cache itself, for tests and the bench to read its `bytes`.
   return Object.assign(paginate, { cache: pages as Pick<ByteCache<CachedPage>, 'bytes' | 'size' | 'budget'> })

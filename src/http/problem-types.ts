@@ -67,6 +67,12 @@ export const problemTypes = {
     explanation:
       'The request conflicts with what is stored: an email address that is already registered (in any look-alike form: full-width, decomposed or upper-case), or a new personal API key for an account that already holds 100. Log in instead, or revoke a key you no longer use (DELETE /api/v1/user/api-keys/{id}) and try again.',
   },
+  'precondition-failed': {
+    status: 412,
+    title: 'The artist changed since it was read',
+    explanation:
+      'The write named, in `If-Match`, the version (`ETag`) of the artist it was based on, and the artist has changed since: someone else saved it in between. Nothing was changed. The `ETag` header carries the current version: read the artist again (GET it), decide what it should hold, and send the write again with the new tag in `If-Match`. Leave `If-Match` out to replace it whatever it holds.',
+  },
   'payload-too-large': {
     status: 413,
     title: 'The body is too large',

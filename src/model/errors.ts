@@ -14,6 +14,7 @@ export type Refusal =
   | AccountDisabledError
   | TooManyAttemptsError
   | InvalidFieldError
+  | ChangedSinceReadError
 
 /** What kind of refusal a {@link DomainError} is: one literal per class, in the domain's terms. */
 export type RefusalKind = Refusal['kind']
@@ -85,6 +86,23 @@ export class InvalidFieldError extends DomainError {
   constructor(
     readonly pointer: string,
     detail: string,
+  ) {
+    super(detail)
+  }
+}
+
+/**
+ * A conditional write (`If-Match`) whose record changed since the client read it: nothing was written. `currentTag`
+ * is the record's tag now, so that the client can read it again and decide.
+ */
+export class ChangedSinceReadError extends DomainError {
+  override name = 'ChangedSinceReadError'
+  override readonly kind = 'changed-since-read'
+
+  /** `currentTag` is the entity tag of what is stored now (see src/store/entity-tag.ts). */
+  constructor(
+    detail: string,
+    readonly currentTag: string,
   ) {
     super(detail)
   }

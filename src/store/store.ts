@@ -6,6 +6,7 @@
 import type { Album } from '../model/album.ts'
 import type { Artist } from '../model/artist.ts'
 import type { AlbumSort, ArtistSort, ListQuery } from '../model/search.ts'
+import type { Changes } from './changes.ts'
 
 export type { Album, Artist }
 
@@ -274,8 +275,13 @@ export interface Store {
     /** A page of the artists matching `query.q` (by name or band), in `query.sort` order (id by default). */
     list(page: Page, query?: ListQuery<ArtistSort>): Promise<Slice<Artist>>
     insert(fields: New<Artist>): Promise<Artist>
-    /** Replaces every field but the id; `undefined` when there is no such artist. */
-    replace(artist: Artist): Promise<Artist | undefined>
+    /**
+     * Replaces every field but the id; `undefined` when there is no such artist. With `ifMatch` (entity tags, see
+     * `artistTag` in entity-tag.ts), only while the artist's current tag is one of them, checked in the same step as
+     * the write (so of two writers that read the same tag, on any replica, one wins); otherwise rejects with
+     * `StaleVersionError` and changes nothing.
+     */
+    replace(artist: Artist, ifMatch?: readonly string[]): Promise<Artist | undefined>
   }
   readonly albums: {
     get(id: number): Promise<Album | undefined>
@@ -369,6 +375,11 @@ export interface Store {
   resetPoint(): Promise<Snapshot>
   /** Resolves when the store can serve; rejects with {@link DatabaseUnavailableError} naming the cause otherwise. */
   check(): Promise<void>
+  /**
+   * The changes of the catalogue (artists created or replaced, albums created, resets), for the event stream: over
+   * SQL, every replica's, in one order they all agree on (changes.ts).
+   */
+  readonly changes: Changes
   /** Waits for writes in flight, then releases what the store holds (the data file, the connections). */
   close(): Promise<void>
 }

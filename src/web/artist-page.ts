@@ -1,11 +1,12 @@
 import type { Catalogue } from '../catalogue/service.ts'
 import { FIRST_YEAR } from '../model/album.ts'
 import { NotFoundError } from '../model/errors.ts'
+import { artistTag } from '../store/entity-tag.ts'
 import type { Album, Artist } from '../store/store.ts'
 import { artistFields } from './artist-fields.ts'
 import { NEEDS_SCRIPT, writeSection } from './forms.ts'
 import { type Html, html } from './html.ts'
-import { notFoundPage, pageResponse } from './layout.ts'
+import { LIVE_NEWS, notFoundPage, pageResponse } from './layout.ts'
 import { PICTURE_SIZE, pictureOf } from './picture.ts'
 import { pageNumber } from './query.ts'
 
@@ -84,7 +85,8 @@ const paragraphs = (text: string) =>
 
 function artistView(artist: Artist, albums: AlbumPage): Html {
   return html`<p class="back"><a href="/">← All artists</a></p>
-<article class="artist">
+${LIVE_NEWS}
+<article class="artist" data-live="artist" data-live-artist="${artist.id}">
 <img class="portrait" src="${pictureOf('artist', artist)}" alt="Picture of ${artist.name}" width="${PICTURE_SIZE}" height="${PICTURE_SIZE}">
 <div class="about">
 <h1>${artist.name}</h1>
@@ -95,7 +97,9 @@ ${artist.description ? paragraphs(artist.description) : html`<p class="note">No 
 </article>
 <section aria-labelledby="albums-title">
 <h2 id="albums-title">Albums</h2>
+<div data-live="albums">
 ${albumList(artist.id, albums)}
+</div>
 </section>`
 }
 
@@ -162,6 +166,8 @@ ${writeSection(
     signedIn: true,
     submit: 'Save the artist',
     fields: artistFields(artist),
+    // The version this page shows: a save is refused if someone changed the artist since (pages.js shows both).
+    ifMatch: artistTag(artist),
   },
   here,
   'edit this artist',

@@ -1,4 +1,5 @@
 import favicon from './favicon.svg' with { type: 'text' }
+import live from './live.js' with { type: 'text' }
 import css from './pages.css' with { type: 'text' }
 import script from './pages.js' with { type: 'text' }
 
@@ -16,13 +17,14 @@ function asset(name: string, extension: string, body: string, type: string): Ass
   return { path: `/assets/${name}-${Bun.hash(body).toString(36)}.${extension}`, body, type }
 }
 
-let assets: { css: Asset; script: Asset } | undefined
+let assets: { css: Asset; script: Asset; live: Asset } | undefined
 
-/** The stylesheet and the script of the pages, named after their content (hashed on first use). */
-export function pageAssets(): { css: Asset; script: Asset } {
+/** The stylesheet and the scripts of the pages, named after their content (hashed on first use). */
+export function pageAssets(): { css: Asset; script: Asset; live: Asset } {
   assets ??= {
     css: asset('pages', 'css', css, 'text/css; charset=utf-8'),
     script: asset('pages', 'js', script, 'text/javascript; charset=utf-8'),
+    live: asset('live', 'js', live, 'text/javascript; charset=utf-8'),
   }
   return assets
 }

@@ -4,7 +4,7 @@ import type { Artist } from '../store/store.ts'
 import { artistFields } from './artist-fields.ts'
 import { NEEDS_SCRIPT, writeSection } from './forms.ts'
 import { type Html, html } from './html.ts'
-import { pageResponse } from './layout.ts'
+import { LIVE_NEWS, pageResponse } from './layout.ts'
 import { PICTURE_SIZE, pictureOf } from './picture.ts'
 import { pageNumber, queryText } from './query.ts'
 
@@ -109,10 +109,13 @@ export async function cataloguePage(
       : ''
   const main = html`<h1>Legends of Argentine rock</h1>
 ${searchForm(listing)}
+${LIVE_NEWS}
+<div data-live="listing">
 ${summary(listing, total, items.length)}
 ${outOfRange}
 ${items.length > 0 ? html`<ul class="cards">${items.map(card)}</ul>` : ''}
 ${pager(listing, total)}
+</div>
 ${NEEDS_SCRIPT}
 ${writeSection(
   'Add an artist',

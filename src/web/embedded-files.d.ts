@@ -5,6 +5,11 @@ declare module '*/pages.js' {
   export default text
 }
 
+declare module '*/live.js' {
+  const text: string
+  export default text
+}
+
 declare module '*.css' {
   const text: string
   export default text

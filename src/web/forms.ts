@@ -30,6 +30,11 @@ export interface FormSpec {
   signedIn: boolean
   submit: string
   fields: Field[]
+  /**
+   * The entity tag of what the form edits, as the page was built from it: the script sends it in `If-Match`, so that
+   * a save over someone else's change is refused (412) and shown instead of overwriting it.
+   */
+  ifMatch?: string
 }
 
 function input(id: string, field: Field, describedBy: string): Html {
@@ -59,7 +64,7 @@ ${input(id, field, describedBy)}
  * (`errors[].pointer`) and one above for the rest. Hidden until the script runs, as nothing else could send it.
  */
 export function apiForm(spec: FormSpec): Html {
-  return html`<form class="api-form" id="${spec.id}" data-api="${spec.api}" data-after="${spec.after}"${spec.anchor ? html` data-anchor="${spec.anchor}"` : ''}${spec.next ? html` data-next="${spec.next}"` : ''}${spec.signedIn ? html` data-signed-in` : html` data-script`} novalidate hidden>
+  return html`<form class="api-form" id="${spec.id}" data-api="${spec.api}" data-after="${spec.after}"${spec.anchor ? html` data-anchor="${spec.anchor}"` : ''}${spec.next ? html` data-next="${spec.next}"` : ''}${spec.ifMatch ? html` data-if-match="${spec.ifMatch}"` : ''}${spec.signedIn ? html` data-signed-in` : html` data-script`} novalidate hidden>
 <div class="form-error" role="alert" tabindex="-1" data-form-error></div>
 ${spec.fields.map((field) => fieldHtml(spec.id, field))}
 <button type="submit">${spec.submit}</button>

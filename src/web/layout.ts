@@ -56,9 +56,15 @@ ${ui && account}
 </header>`
 }
 
+/**
+ * The status line of a page that updates live (live.js): what just changed is said there, politely, to screen
+ * readers as to everyone else. It is on the page from the start, empty, as live regions must be to be heard.
+ */
+export const LIVE_NEWS = html`<div role="status"><ul class="live-news" data-live-news></ul></div>`
+
 /** The whole HTML document of a page. */
 export function renderPage({ title, main, here, ui = true }: PageParts): string {
-  const { css, script } = pageAssets()
+  const { css, script, live } = pageAssets()
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -70,6 +76,7 @@ export function renderPage({ title, main, here, ui = true }: PageParts): string 
 ${
   ui &&
   html`<script src="${script.path}" defer></script>
+<script src="${live.path}" defer></script>
 `
 }</head>
 <body>

@@ -40,9 +40,9 @@ function showSession(session) {
   for (const element of document.querySelectorAll('[data-user-name]')) element.textContent = session?.name ?? ''
 }
 
-/** Calls the API; resolves with the status and the JSON answered (null when none). */
-async function callApi(method, path, body, token) {
-  const headers = { accept: 'application/json' }
+/** Calls the API, with `more` headers; resolves with the status and the JSON answered (null when none). */
+async function callApi(method, path, body, token, more = {}) {
+  const headers = { accept: 'application/json', ...more }
   if (body !== undefined) headers['content-type'] = 'application/json'
   if (token) headers.authorization = `Bearer ${token}`
   const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })
@@ -154,10 +154,84 @@ async function send(form) {
   clearProblems(form)
   if (form.hasAttribute('data-signed-in') && !session)
     return sessionEnded(form, { title: 'You are not signed in', detail: 'Your session has ended.' })
-  const answer = await callApi(method, path, body, session?.token)
+  // The version the page was built from (or chosen since): a save over someone else's change is refused, not made.
+  const condition = form.dataset.ifMatch ? { 'if-match': form.dataset.ifMatch } : {}
+  const answer = await callApi(method, path, body, session?.token, condition)
   if (answer.ok) return follow(form, answer, body)
   if (answer.status === 401 && session) return sessionEnded(form, answer.json)
+  if (answer.status === 412 && form.dataset.ifMatch) return showConflict(form, path, answer.json)
   showProblem(form, answer.json)
+}
+
+/**
+ * Someone saved the record since this page was built: beside the form, what it holds now (and where that differs
+ * from what was typed), and the choice of saving over it or taking it. Nothing typed is lost until the person chooses.
+ */
+async function showConflict(form, path, problem) {
+  form.parentElement.querySelector('[data-conflict]')?.remove()
+  let current = null
+  let tag = null
+  try {
+    const response = await fetch(path, { cache: 'no-store', headers: { accept: 'application/json' } })
+    if (response.ok) {
+      current = await response.json()
+      tag = response.headers.get('etag')
+    }
+  } catch {
+    current = null
+  }
+  if (!current || !tag) return showProblem(form, problem)
+  const panel = document.createElement('div')
+  panel.className = 'conflict'
+  panel.dataset.conflict = ''
+  panel.setAttribute('role', 'alert')
+  panel.tabIndex = -1
+  const heading = document.createElement('p')
+  heading.className = 'conflict-title'
+  heading.textContent = 'Someone else changed this artist since you opened this page. Your changes are not saved yet.'
+  const intro = document.createElement('p')
+  intro.textContent = 'This is what it holds now:'
+  const values = document.createElement('dl')
+  for (const element of form.elements) {
+    if (!element.name) continue
+    const label = form.querySelector(`label[for="${CSS.escape(element.id)}"]`)
+    const term = document.createElement('dt')
+    term.textContent = label?.firstChild?.textContent?.trim() || element.name
+    const now = current[element.name] === undefined ? '' : String(current[element.name])
+    const value = document.createElement('dd')
+    value.textContent = now === '' ? '(none)' : now
+    if (now !== element.value.trim()) {
+      const yours = document.createElement('span')
+      yours.className = 'differs'
+      yours.textContent = element.value.trim() === '' ? 'Yours: (none)' : `Yours: ${element.value.trim()}`
+      value.append(yours)
+    }
+    values.append(term, value)
+  }
+  const mine = document.createElement('button')
+  mine.type = 'button'
+  mine.textContent = 'Save mine over theirs'
+  mine.addEventListener('click', () => {
+    // What is in the form now, over the version just shown; if that changes too, this panel comes back.
+    form.dataset.ifMatch = tag
+    panel.remove()
+    form.requestSubmit()
+  })
+  const theirs = document.createElement('button')
+  theirs.type = 'button'
+  theirs.className = 'secondary'
+  theirs.textContent = 'Use their version'
+  theirs.addEventListener('click', () => {
+    // The page again, built from what is stored now, back at this form.
+    history.replaceState(null, '', `${location.pathname}${location.search}#${form.id}-title`)
+    location.reload()
+  })
+  const actions = document.createElement('div')
+  actions.className = 'conflict-actions'
+  actions.append(mine, theirs)
+  panel.append(heading, intro, values, actions)
+  form.before(panel)
+  panel.focus()
 }
 
 /** The token expired or was revoked elsewhere: the header says so, and this form stays, keeping what was typed. */

@@ -49,7 +49,7 @@ describe('GET /openapi.json', () => {
 
   test('describes the API, its tags, its credentials, and servers relative to wherever it is served', () => {
     expect(document.info.description.length).toBeGreaterThan(200)
-    expect(document.tags.map((tag) => tag.name)).toEqual(['Artists', 'Albums', 'Accounts'])
+    expect(document.tags.map((tag) => tag.name)).toEqual(['Artists', 'Albums', 'Events', 'Accounts'])
     expect(document.servers).toEqual([{ url: '/', description: 'This server' }])
     expect(document.components.securitySchemes).toMatchObject({
       bearerAuth: { type: 'http', scheme: 'bearer' },
@@ -59,7 +59,7 @@ describe('GET /openapi.json', () => {
 
   test('gives every operation a unique operationId, a summary, a description, a tag and its security', () => {
     const ids = operations.map(([, , operation]) => operation.operationId)
-    expect(new Set(ids).size).toBe(16)
+    expect(new Set(ids).size).toBe(17)
     for (const [, , operation] of operations) {
       expect(operation.summary?.length).toBeGreaterThan(5)
       expect(operation.description?.length).toBeGreaterThan(20)
@@ -68,7 +68,7 @@ describe('GET /openapi.json', () => {
     }
     const open = operations.filter(([, , operation]) => operation.security?.length === 0)
     expect(open.map(([, , operation]) => operation.operationId).sort()).toEqual(
-      ['createUser', 'getAlbum', 'getAllAlbums', 'getAllArtists', 'getArtist', 'loginUser'].sort(),
+      ['createUser', 'getAlbum', 'getAllAlbums', 'getAllArtists', 'getArtist', 'loginUser', 'streamEvents'].sort(),
     )
     expect(byId('deleteArtist').deprecated).toBe(true)
     expect(operations.filter(([, , operation]) => operation.deprecated)).toHaveLength(1)
@@ -82,6 +82,8 @@ describe('GET /openapi.json', () => {
       // Extensions of the published contract: see test/catalogue/search.test.ts.
       expect.objectContaining({ name: 'q', where: 'query', required: false, type: 'string' }),
       expect.objectContaining({ name: 'sort', where: 'query', required: false, type: 'string' }),
+      // Conditional requests: see test/catalogue/conditional.test.ts.
+      expect.objectContaining({ name: 'If-None-Match', where: 'header', required: false, type: 'string' }),
     ])
     // No maximum: a larger limit is accepted and lowered to 100, so a generated client must not refuse it.
     expect(list[0]?.schema).toMatchObject({ minimum: 1, default: 10 })
@@ -89,7 +91,10 @@ describe('GET /openapi.json', () => {
     expect(list[0]?.description).toContain('values above 100 are lowered to 100')
     expect(list[1]?.schema).toMatchObject({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0 })
     for (const [, path, operation] of operations)
-      for (const parameter of (operation.parameters ?? []).filter(({ name }) => name !== 'q' && name !== 'sort')) {
+      for (const parameter of (operation.parameters ?? []).filter(
+        // Header parameters are the conditional requests' (src/docs/conditional.ts): entity tags, strings.
+        ({ name, in: where }) => name !== 'q' && name !== 'sort' && where !== 'header',
+      )) {
         expect(parameter.schema).toMatchObject({ type: 'integer', format: 'int64' })
         expect(parameter.description?.length).toBeGreaterThan(5)
         if (parameter.in === 'path') expect(path).toContain(`{${parameter.name}}`)
@@ -136,6 +141,37 @@ describe('GET /openapi.json', () => {
     expect(byId('deleteArtist').responses['400']?.headers).toHaveProperty('Deprecation')
   })
 
+  test('documents entity tags: ETag on reads and writes, If-None-Match and 304, If-Match and 412', () => {
+    const headerNames = (operationId: string) =>
+      (byId(operationId).parameters ?? []).filter(({ in: where }) => where === 'header').map(({ name }) => name)
+    for (const [operationId, kind] of [
+      ['getArtist', 'strong'],
+      ['getAlbum', 'strong'],
+      ['getAllArtists', 'weak'],
+      ['getAllAlbums', 'weak'],
+    ] as const) {
+      const { responses } = byId(operationId)
+      expect(headerNames(operationId)).toEqual(['If-None-Match'])
+      expect(responses['200']?.headers?.ETag?.required).toBe(true)
+      expect(responses['200']?.headers?.ETag?.description).toContain(kind)
+      expect(responses['304']?.content).toBeUndefined()
+      expect(Object.keys(responses['304']?.headers ?? {})).toEqual(['ETag', 'Cache-Control'])
+    }
+    for (const [operationId, status] of [
+      ['createArtist', '201'],
+      ['createAlbum', '201'],
+      ['updateArtist', '200'],
+    ] as const)
+      expect(byId(operationId).responses[status]?.headers?.ETag?.required).toBe(true)
+    expect(headerNames('updateArtist')).toEqual(['If-Match'])
+    const stale = byId('updateArtist').responses['412']
+    expect(stale?.headers?.ETag?.required).toBe(true)
+    expect(Object.keys(stale?.content?.['application/problem+json']?.examples ?? {})).toEqual(['precondition-failed'])
+    // Only the artist's replacement is conditional on a tag.
+    const withPreconditions = operations.filter(([, , operation]) => operation.responses['412'])
+    expect(withPreconditions.map(([, , operation]) => operation.operationId)).toEqual(['updateArtist'])
+  })
+
   test('documents 201 with Location, and 204 without a body', () => {
     for (const [, , operation] of operations) {
       if (operation.responses['201']) expect(operation.responses['201'].headers).toHaveProperty('Location')
@@ -169,7 +205,14 @@ describe('the security each operation documents is the one it enforces', () => {
   test.each(operations.map(([method, path, operation]) => [operation.operationId, method, path, operation] as const))(
     '%s',
     async (_, method, path, operation) => {
-      const { call } = testApp()
+      const { app, call } = testApp()
+      // The event stream never ends: its status is all there is to check.
+      if (operation.operationId === 'streamEvents') {
+        const response = await app.handle(new Request(`http://localhost${path}`))
+        await response.body?.cancel()
+        expect(response.status).toBe(200)
+        return
+      }
       const example = Object.values(operation.requestBody?.content['application/json']?.examples ?? {})[0]?.value
       // Login's own 401 is for a wrong password: let the example's user exist.
       if (operation.operationId === 'loginUser') await call('/api/v1/user/signup', { method: 'POST', body: CARLOS })

@@ -4,6 +4,8 @@ import { openMemoryStore } from '../../src/store/document/memory.ts'
 import { type Answer, expectDocumented } from '../support/openapi.ts'
 
 const JSON_TYPE = { 'content-type': 'application/json;charset=utf-8' }
+// What a read answers besides its body (src/http/conditional.ts).
+const TAGGED = { ...JSON_TYPE, etag: '"q3ZCr0YdUuq1pW4pVfDgxw"', 'cache-control': 'no-cache' }
 const PROBLEM = { 'content-type': 'application/problem+json' }
 const artist = { id: 1, name: 'Luis Alberto Spinetta', band: 'Almendra' }
 const notFound = { type: '/problems/not-found', title: 'Not found', status: 404, detail: 'There is no artist 9.' }
@@ -25,16 +27,17 @@ const answer = (
 // The hook in test/helpers.ts runs this on every answer of the suite; here it is shown to catch each kind of drift.
 describe('expectDocumented', () => {
   test.each([
-    ['an artist', answer('GET', '/api/v1/artists/1', 200, JSON_TYPE, artist)],
+    ['an artist', answer('GET', '/api/v1/artists/1', 200, TAGGED, artist)],
     [
       'a page with its query',
-      answer('GET', '/api/v1/artists?limit=1', 200, JSON_TYPE, {
+      answer('GET', '/api/v1/artists?limit=1', 200, TAGGED, {
         data: [artist],
         meta: { limit: 1, offset: 0, total: 1, next: null },
       }),
     ],
     ['a problem', answer('GET', '/api/v1/artists/9', 404, PROBLEM, notFound)],
     ['a 204', answer('DELETE', '/api/v1/user/api-keys/3', 204, {})],
+    ['a 304 of a read', answer('GET', '/api/v1/artists/1', 304, { etag: TAGGED.etag, 'cache-control': 'no-cache' })],
     ['a route outside the document', answer('GET', '/covers/artists/1.svg', 200, { 'content-type': 'image/svg+xml' })],
     ['a method outside the document', answer('PATCH', '/api/v1/artists/1', 405, PROBLEM, notFound)],
   ])('accepts %s', async (_, documented) => {
@@ -44,17 +47,17 @@ describe('expectDocumented', () => {
   test.each([
     [
       'a body that breaks the schema',
-      answer('GET', '/api/v1/artists/1', 200, JSON_TYPE, { ...artist, id: '1' }),
+      answer('GET', '/api/v1/artists/1', 200, TAGGED, { ...artist, id: '1' }),
       '/id must be integer',
     ],
     [
       'a missing field',
-      answer('GET', '/api/v1/artists/1', 200, JSON_TYPE, { id: 1, band: 'X' }),
+      answer('GET', '/api/v1/artists/1', 200, TAGGED, { id: 1, band: 'X' }),
       "must have required property 'name'",
     ],
     [
       'a null optional field',
-      answer('GET', '/api/v1/artists/1', 200, JSON_TYPE, { ...artist, image: null }),
+      answer('GET', '/api/v1/artists/1', 200, TAGGED, { ...artist, image: null }),
       '/image must be string',
     ],
     [
@@ -84,6 +87,19 @@ describe('expectDocumented', () => {
       'WWW-Authenticate',
     ],
     ['a 201 without Location', answer('POST', '/api/v1/artists', 201, JSON_TYPE, artist), 'Location'],
+    ['a read without its ETag', answer('GET', '/api/v1/artists/1', 200, JSON_TYPE, artist), 'ETag'],
+    ['a 304 with a body', answer('GET', '/api/v1/artists/1', 304, TAGGED, artist), 'no body'],
+    ['a 304 where no read can give one', answer('PUT', '/api/v1/artists/1', 304, TAGGED), 'status 304'],
+    [
+      'a 412 without the current ETag',
+      answer('PUT', '/api/v1/artists/1', 412, PROBLEM, {
+        type: '/problems/precondition-failed',
+        title: 'The artist changed since it was read',
+        status: 412,
+        detail: 'x',
+      }),
+      'ETag',
+    ],
   ])('rejects %s', async (_, drifted, message) => {
     await expect(expectDocumented(drifted)).rejects.toThrow(message)
   })

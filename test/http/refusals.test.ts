@@ -43,6 +43,12 @@ const REFUSALS: Record<string, [errors.DomainError, number, string, Record<strin
       errors: [{ pointer: '/id', detail: 'must equal the id in the path.' }],
     },
   ],
+  ChangedSinceReadError: [
+    new errors.ChangedSinceReadError('Artist 7 changed since you read it.', '"q3ZCr0YdUuq1pW4pVfDgxw"'),
+    412,
+    'precondition-failed',
+    { etag: '"q3ZCr0YdUuq1pW4pVfDgxw"' },
+  ],
 }
 
 async function answer(error: unknown) {

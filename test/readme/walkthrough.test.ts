@@ -40,6 +40,7 @@ const PAGE_ERRORS: Record<string, string[]> = {
   'README.md': ['POST /api/v1/artists 401'],
   'docs/api.md': [
     'DELETE /api/v1/artists/33 400',
+    'PUT /api/v1/artists/33 412',
     'POST /api/v1/artists 401',
     'GET /api/v1/user/me 401',
     'POST /api/v1/user/login 403',
@@ -255,7 +256,9 @@ describe('the walkthrough of the README and docs/', () => {
 
   test('marks few blocks illustrative, builds with the script the test uses, and starts one server', () => {
     expect(allBlocks.filter((block) => block.marker !== 'illustrative').length).toBeGreaterThanOrEqual(12)
-    expect(allBlocks.filter((block) => block.marker === 'illustrative').length).toBeLessThanOrEqual(3)
+    // The README's two set-up commands, the backup commands of docs/operations.md (they need the server stopped), and
+    // the npm recipe of docs/testing-with-rock-legends.md.
+    expect(allBlocks.filter((block) => block.marker === 'illustrative').length).toBeLessThanOrEqual(4)
     expect(allBlocks.filter((block) => block.marker === 'background').map(where)).toEqual([
       expect.stringMatching(/^README\.md:\d+$/),
     ])

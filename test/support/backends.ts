@@ -72,6 +72,12 @@ function whenReady(ready: Promise<Store>): Store {
     resetPoint: on((store) => store.resetPoint()),
     restore: on((store, snapshot: Parameters<Store['restore']>[0]) => store.restore(snapshot)),
     check: on((store) => store.check()),
+    changes: {
+      subscribe: on((store, ...args: Parameters<Store['changes']['subscribe']>) => store.changes.subscribe(...args)),
+      end: () => {
+        ready.then((store) => store.changes.end())
+      },
+    },
     close: on((store) => store.close()),
     limiter: (name, rule, clock) => deferredLimiter(ready.then((store) => store.limiter(name, rule, clock))),
     recents: (name, rule, clock) => {

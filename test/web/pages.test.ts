@@ -305,16 +305,18 @@ describe('/login and /signup', () => {
 })
 
 describe('assets', () => {
-  test('the stylesheet and the script are served from the executable under names that change with them', async () => {
+  test('the stylesheet and the scripts are served from the executable under names that change with them', async () => {
     const { get } = await seededApp()
     const { text } = await get('/')
     const [css] = attribute(text, 'href').filter((url) => url.endsWith('.css'))
-    const [js] = attribute(text, 'src').filter((url) => url.endsWith('.js'))
+    const [js, live] = attribute(text, 'src').filter((url) => url.endsWith('.js'))
     expect(css).toMatch(/^\/assets\/pages-[0-9a-z]+\.css$/)
     expect(js).toMatch(/^\/assets\/pages-[0-9a-z]+\.js$/)
+    expect(live).toMatch(/^\/assets\/live-[0-9a-z]+\.js$/)
     for (const [url, type] of [
       [css, 'text/css; charset=utf-8'],
       [js, 'text/javascript; charset=utf-8'],
+      [live, 'text/javascript; charset=utf-8'],
     ] as const) {
       const answer = await get(url as string)
       expect(answer.status).toBe(200)
@@ -344,7 +346,7 @@ describe('assets', () => {
           .map(async (url) => (await get(url)).text),
       )
       const bytes = [page, ...assets].reduce((sum, text) => sum + Buffer.byteLength(text), 0)
-      expect(assets).toHaveLength(2)
+      expect(assets).toHaveLength(3)
       expect(bytes).toBeLessThan(100_000)
       if (path === '/') console.log(`page weight of /: ${bytes} bytes (HTML ${Buffer.byteLength(page)})`)
     }

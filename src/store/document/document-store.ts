@@ -1,6 +1,8 @@
 import type { Low } from 'lowdb'
 import { emailKey } from '../../model/email.ts'
 import type { AlbumSort, ArtistSort, ListQuery } from '../../model/search.ts'
+import { type Change as CatalogueChange, ChangeHub } from '../changes.ts'
+import { artistTag, StaleVersionError } from '../entity-tag.ts'
 import { imageOf, liveOf, makeRoom } from '../rules.ts'
 import {
   AccountChangedError,
@@ -69,6 +71,10 @@ export class DocumentStore implements Store {
   private readonly commits: GroupCommit
   private closed = false
   private point: Promise<Snapshot> | undefined
+  /** The changes of this store, announced once durable; ids are this store's run and a count (changes.ts). */
+  readonly changes: ChangeHub
+  private readonly run = crypto.randomUUID().slice(0, 8)
+  private announced = 0
 
   /** Wraps a lowdb instance whose `data` has been read (null for a new store), persisted by `persistence`. */
   constructor(
@@ -79,6 +85,14 @@ export class DocumentStore implements Store {
     db.data = db.data ? upgradeDocument(db.data as unknown as StoredDocument) : emptyDocument()
     this.records = new Records(db)
     this.commits = new GroupCommit(this.records, persistence)
+    // Ids of another run (a restart, another store) are unknown here: such a client is told to reload.
+    this.changes = new ChangeHub(`${this.run}-0`)
+  }
+
+  /** Tells the listeners of `changes` about `change`, once durable; resolves with `value` for the caller. */
+  private announce<T>(value: T, change: CatalogueChange): T {
+    this.changes.publish({ id: `${this.run}-${++this.announced}`, at: Date.now(), change })
+    return value
   }
 
   /** Applies `change` in the next group commit; resolves with its result once durable. */
@@ -99,14 +113,17 @@ export class DocumentStore implements Store {
         const artist = artistRecord(batch.nextId('artists'), fields)
         batch.put('artists', artist)
         return artist
-      }),
-    replace: (artist: Artist): Promise<Artist | undefined> =>
+      }).then((artist) => this.announce(artist, { kind: 'artist-created', artist })),
+    replace: (artist: Artist, ifMatch?: readonly string[]): Promise<Artist | undefined> =>
       this.change((batch) => {
-        if (!this.records.artist(artist.id)) return undefined
+        const current = this.records.artist(artist.id)
+        if (!current) return undefined
+        // In the commit step, as the write: no other change lands between the check and the write.
+        if (ifMatch && !ifMatch.includes(artistTag(current))) throw new StaleVersionError(current)
         const record = artistRecord(artist.id, artist)
         batch.put('artists', record)
         return record
-      }),
+      }).then((record) => record && this.announce(record, { kind: 'artist-updated', artist: record })),
   }
 
   readonly albums = {
@@ -128,7 +145,7 @@ export class DocumentStore implements Store {
         const album = albumRecord(batch.nextId('albums'), fields)
         batch.put('albums', album)
         return album
-      }),
+      }).then((album) => album && this.announce(album, { kind: 'album-created', album })),
   }
 
   readonly users = {
@@ -281,12 +298,13 @@ export class DocumentStore implements Store {
     return this.change((batch) => {
       // A fresh copy each time, so the snapshot can be restored again.
       batch.replaceDocument(structuredClone(snapshot as unknown as Document))
-    })
+    }).then(() => this.announce(undefined, { kind: 'reset' }))
   }
 
   async close(): Promise<void> {
     if (this.closed) return
     this.closed = true
+    this.changes.end()
     await this.commits.idle()
     // Folds the journal into the data file, last-used times included.
     await this.persistence.close(this.records.snapshot())

@@ -206,6 +206,28 @@ export const MIGRATIONS: readonly Migration[] = [
         WHERE name IN ('artists', 'albums', 'users', 'credentials', 'artists.count', 'artists.version')`,
     ],
   },
+  {
+    version: 7,
+    name: 'the changes, for the event stream',
+    statements: [
+      // Ids of the changes, the event ids every replica gives its streams: a sequence, so writers take them without
+      // waiting for each other (rule 3). Several changes of one transaction may take ids out of order with others'.
+      'CREATE SEQUENCE IF NOT EXISTS rl_event_ids',
+      // Every change of the catalogue (sql/changes.ts), written in the transaction of the change itself: `tx` is the
+      // transaction's id (`pg_current_xact_id`), which gives the one order every replica reads them in (by tx, then
+      // id, once every transaction below it has ended); `record_id` and `fields` (the record's JSON without its id)
+      // are what the stream sends; `at_ms` dates it for the window. Pruned to the window by the replicas.
+      `CREATE TABLE IF NOT EXISTS rl_events (
+        id BIGINT PRIMARY KEY,
+        tx BIGINT NOT NULL,
+        at_ms BIGINT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('artist-created', 'artist-updated', 'album-created', 'reset')),
+        record_id BIGINT,
+        fields TEXT
+      )`,
+      'CREATE INDEX IF NOT EXISTS rl_events_in_order ON rl_events (tx, id)',
+    ],
+  },
 ]
 
 /** The version of the schema this build expects. */

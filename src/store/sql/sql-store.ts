@@ -4,6 +4,7 @@ import type { Album } from '../../model/album.ts'
 import type { Artist } from '../../model/artist.ts'
 import { emailKey } from '../../model/email.ts'
 import type { AlbumSort, ArtistSort, ListQuery } from '../../model/search.ts'
+import { artistTag, StaleVersionError } from '../entity-tag.ts'
 import {
   type CatalogueEntry,
   type Credential,
@@ -27,6 +28,7 @@ import {
   type User,
   type UserChanges,
 } from '../store.ts'
+import { recordChanges, SqlChanges, type SqlChangesOptions } from './changes.ts'
 import { causeOf, connectSql, describeTarget } from './connect.ts'
 import {
   insertCredential,
@@ -71,6 +73,8 @@ export interface SqlStoreOptions {
   saveUsesEveryMs?: number
   /** Who this replica is, in the migration records: host and process id by default. */
   owner?: string
+  /** How the changes of every replica are read (changes.ts). */
+  changes?: SqlChangesOptions
 }
 
 /**
@@ -92,14 +96,16 @@ export async function openSqlStore(url: string, options: SqlStoreOptions = {}): 
       idle_in_transaction_session_timeout: Math.max(2 * statementTimeoutMs, 10_000),
     },
   })
+  let changes: SqlChanges
   try {
     await migrate(sql, { owner: options.owner ?? `${hostname()}:${process.pid}`, waitMs: Math.max(waitMs, 60_000) })
     await sql`INSERT INTO rl_tallies ${sql(TALLY_ROWS)} ON CONFLICT (name, stripe) DO NOTHING`
+    changes = await SqlChanges.open(sql, options.changes)
   } catch (error) {
     await sql.close().catch(() => {})
     throw storeError(error, describeTarget(url))
   }
-  return new SqlStore(sql, url, { ...options, statementTimeoutMs })
+  return new SqlStore(sql, url, { ...options, statementTimeoutMs }, changes)
 }
 
 /**
@@ -142,12 +148,16 @@ export class SqlStore implements Store {
     this.read(() => fetchCredentials(this.sql, hashes)),
   )
   private closed = false
+  /** After a write that may have recorded changes: this replica reads them now, the others are woken up. */
+  private readonly changed = () => this.changes.written()
 
   /** A store over the pool `sql`, opened on `url` (migrated and with its tallies); see {@link openSqlStore}. */
   constructor(
     private readonly sql: SQL,
     url: string,
     options: SqlStoreOptions = {},
+    /** The changes of every replica, read from `rl_events` (changes.ts). */
+    readonly changes: SqlChanges,
   ) {
     this.target = describeTarget(url)
     // A statement the server did not cancel in time: the connection itself is stuck (a network that went silent).
@@ -244,11 +254,21 @@ export class SqlStore implements Store {
         if (version !== undefined) this.artistPages.set(key, version, slice)
         return slice
       }),
-    insert: (fields: New<Artist>): Promise<Artist> => this.guard(() => this.writes.insertArtist(fields)),
-    replace: (artist: Artist): Promise<Artist | undefined> => {
+    insert: (fields: New<Artist>): Promise<Artist> =>
+      this.guard(() => this.writes.insertArtist(fields)).finally(this.changed),
+    replace: (artist: Artist, ifMatch?: readonly string[]): Promise<Artist | undefined> => {
       if (!validId(artist.id)) return Promise.resolve(undefined)
       return this.write(async (tx) => {
         const row = artistRow(artist.id, artist)
+        if (ifMatch) {
+          // The row is locked until the commit: a replace on another replica that read the same tag waits here, then
+          // reads what this one wrote (READ COMMITTED reads the latest version of a row it locks), and is refused.
+          const [locked] = await tx`
+            SELECT id, name, description, image, band FROM rl_artists WHERE id = ${row.id} FOR UPDATE`
+          if (!locked) return undefined
+          const current = artistOf(locked)
+          if (!ifMatch.includes(artistTag(current))) throw new StaleVersionError(current)
+        }
         const [found] = await tx`
           UPDATE rl_artists SET name = ${row.name}, description = ${row.description}, image = ${row.image},
             band = ${row.band}, name_key = ${row.name_key}, folded_name = ${row.folded_name},
@@ -257,8 +277,10 @@ export class SqlStore implements Store {
         if (!found) return undefined
         // Cached pages of the list are stale from now on, on every replica (page-cache.ts).
         await tallyArtists(tx, 0)
-        return artistOf(row)
-      })
+        const replaced = artistOf(row)
+        await recordChanges(tx, [{ kind: 'artist-updated', artist: replaced }])
+        return replaced
+      }).finally(this.changed)
     },
   }
 
@@ -272,7 +294,9 @@ export class SqlStore implements Store {
     ): Promise<Slice<Album> | undefined> =>
       validId(artistId) ? this.read(() => listAlbums(this.sql, artistId, page, query)) : Promise.resolve(undefined),
     insert: (fields: New<Album>): Promise<Album | undefined> =>
-      validId(fields.artistId) ? this.guard(() => this.writes.insertAlbum(fields)) : Promise.resolve(undefined),
+      validId(fields.artistId)
+        ? this.guard(() => this.writes.insertAlbum(fields)).finally(this.changed)
+        : Promise.resolve(undefined),
   }
 
   readonly users = {
@@ -398,9 +422,15 @@ export class SqlStore implements Store {
   async restore(snapshot: Snapshot): Promise<void> {
     if (this.closed) throw new StoreUnavailableError('the store is closed')
     try {
-      await this.transact((tx) => replaceAll(tx, snapshot as unknown as SnapshotDocument, emailKey))
+      await this.transact(async (tx) => {
+        await replaceAll(tx, snapshot as unknown as SnapshotDocument, emailKey)
+        // Every replica's streams are told to reload.
+        await recordChanges(tx, [{ kind: 'reset' }])
+      })
     } catch (error) {
       throw storeError(error, this.target)
+    } finally {
+      this.changed()
     }
     // Their ids may name other credentials now.
     this.writes.forgetUses()
@@ -423,6 +453,7 @@ export class SqlStore implements Store {
     if (this.closed) return
     this.closed = true
     clearInterval(this.timer)
+    this.changes.end()
     await this.writes.flush().catch(() => {})
     await this.sql.close()
   }

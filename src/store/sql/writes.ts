@@ -2,6 +2,7 @@ import type { SQL } from 'bun'
 import type { Album } from '../../model/album.ts'
 import type { Artist } from '../../model/artist.ts'
 import { AlbumLimitError, MAX_ALBUMS_PER_ARTIST, type New } from '../store.ts'
+import { artistFieldsJson, recordChanges } from './changes.ts'
 import { isUnavailable } from './faults.ts'
 import { sqlState } from './retry.ts'
 import { albumOf, albumRow, artistOf, artistRow } from './rows.ts'
@@ -89,6 +90,8 @@ async function insertArtists(sql: SQL, batch: readonly New<Artist>[]): Promise<A
   const n = batch.length
   const rows = batch.map((fields) => artistRow(0, fields))
   const column = (pick: (row: (typeof rows)[number]) => string | null) => sql.array(rows.map(pick), 'TEXT')
+  // What the change `artist-created` of each keeps: the artist as served, without the id it does not have yet.
+  const fields = rows.map((row) => artistFieldsJson(artistOf({ ...row, id: 0 })))
   // The ids are taken in the join with the tally's row, so only once its stripe is held: a restore, which holds
   // every stripe, moves the sequence back before any insert waiting for it takes an id (snapshot.ts).
   let inserted: { id: unknown }[] = []
@@ -103,17 +106,26 @@ async function insertArtists(sql: SQL, batch: readonly New<Artist>[]): Promise<A
         RETURNING stripe
       ),
       taken AS (SELECT nextval('rl_artist_ids') AS id FROM tally, generate_series(1, ${n})),
-      ids AS (SELECT id, row_number() OVER (ORDER BY id) AS position FROM taken)
+      ids AS (SELECT id, row_number() OVER (ORDER BY id) AS position FROM taken),
+      incoming AS (
+        SELECT ids.id, d.* FROM ids JOIN unnest(
+          ${column((row) => row.name)}::text[], ${column((row) => row.description)}::text[],
+          ${column((row) => row.image)}::text[], ${column((row) => row.band)}::text[],
+          ${column((row) => row.name_key.toString('hex'))}::text[], ${column((row) => row.folded_name)}::text[],
+          ${column((row) => row.folded_band)}::text[], ${sql.array(fields, 'TEXT')}::text[]
+        ) WITH ORDINALITY AS d (name, description, image, band, name_key, folded_name, folded_band, fields, position)
+          ON d.position = ids.position
+      ),
+      -- Their changes, in the same statement: committed with them or not at all (changes.ts).
+      changes AS (
+        INSERT INTO rl_events (id, tx, at_ms, kind, record_id, fields)
+        SELECT nextval('rl_event_ids'), pg_current_xact_id()::text::bigint,
+          (extract(epoch FROM now()) * 1000)::bigint, 'artist-created', incoming.id, incoming.fields
+        FROM incoming
+      )
       INSERT INTO rl_artists (id, name, description, image, band, name_key, folded_name, folded_band, album_count)
-      SELECT ids.id, d.name, d.description, d.image, d.band, decode(d.name_key, 'hex'), d.folded_name,
-        d.folded_band, 0
-      FROM ids JOIN unnest(
-        ${column((row) => row.name)}::text[], ${column((row) => row.description)}::text[],
-        ${column((row) => row.image)}::text[], ${column((row) => row.band)}::text[],
-        ${column((row) => row.name_key.toString('hex'))}::text[], ${column((row) => row.folded_name)}::text[],
-        ${column((row) => row.folded_band)}::text[]
-      ) WITH ORDINALITY AS d (name, description, image, band, name_key, folded_name, folded_band, position)
-        ON d.position = ids.position
+      SELECT i.id, i.name, i.description, i.image, i.band, decode(i.name_key, 'hex'), i.folded_name, i.folded_band, 0
+      FROM incoming AS i
       RETURNING id`
     // Nothing at all was done when the tally's UPDATE found no row (see `stripe`): send it again.
     if (inserted.length > 0) break
@@ -169,6 +181,10 @@ async function insertAlbums(tx: SQL, batch: readonly New<Album>[]): Promise<(Alb
   const rows = accepted.map((fields, i) => albumRow(albumIds[i] as number, fields))
   await tx`INSERT INTO rl_albums ${tx(rows)}`
   const albums = rows.map(albumOf)
+  await recordChanges(
+    tx,
+    albums.map((album) => ({ kind: 'album-created', album })),
+  )
   let next = 0
   return fits.map((fit, i) => (fit === 'fits' ? albums[next++] : outcomes[i]))
 }

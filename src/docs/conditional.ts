@@ -1,0 +1,94 @@
+import { CACHE_CONTROL } from '../http/conditional.ts'
+import type { Header, Operation, Parameter } from './shapes.ts'
+
+/**
+ * What each operation does with entity tags (src/http/conditional.ts): a read answers a strong (one record) or weak
+ * (a list page) `ETag` and honours `If-None-Match`; a write answers the `ETag` of what it stored, and `updateArtist`
+ * honours `If-Match`. The routes do not say it in their schemas (a 304 carries no body to validate), so the document
+ * says it here; every answer the tests see is checked against it (test/support/openapi.ts), so it cannot drift.
+ */
+const CONDITIONAL: Record<string, { read?: 'strong' | 'weak'; write?: number; ifMatch?: true }> = {
+  getArtist: { read: 'strong' },
+  getAlbum: { read: 'strong' },
+  getAllArtists: { read: 'weak' },
+  getAllAlbums: { read: 'weak' },
+  createArtist: { write: 201 },
+  createAlbum: { write: 201 },
+  updateArtist: { write: 200, ifMatch: true },
+}
+
+const TAG_EXAMPLE = '"q3ZCr0YdUuq1pW4pVfDgxw"'
+
+const header = (description: string, examples: string[]): Header => ({
+  description,
+  required: true,
+  schema: { type: 'string', examples },
+})
+
+const strongTag = (what: string) =>
+  header(
+    `The version of ${what} (a strong entity tag): send it in \`If-None-Match\` to ask whether it changed, or in \`If-Match\` on \`PUT\` so as not to overwrite a change made since.`,
+    [TAG_EXAMPLE],
+  )
+
+const weakTag = header(
+  'The version of this page (a weak entity tag, of its bytes): send it in `If-None-Match` to get 304 while the page is unchanged.',
+  [`W/${TAG_EXAMPLE}`],
+)
+
+const cacheControl = header('Caches may keep the answer, but must ask again (`If-None-Match`) before each use.', [
+  CACHE_CONTROL,
+])
+
+const requestHeader = (name: string, description: string, example: string): Parameter => ({
+  name,
+  in: 'header',
+  required: false,
+  description,
+  // The transport refuses any header over 16 KiB (431); of a longer list, only the first 64 tags are looked at
+  // (MAX_TAGS, src/http/conditional.ts).
+  schema: { type: 'string', maxLength: 8192, examples: [example] },
+})
+
+const ifNoneMatch = requestHeader(
+  'If-None-Match',
+  'The `ETag` of a copy you hold (or several, comma-separated, or `*`): while it is still current, the answer is 304 without a body. Compared weakly, as RFC 9110 says: `W/"x"` matches `"x"`.',
+  TAG_EXAMPLE,
+)
+
+const ifMatch = requestHeader(
+  'If-Match',
+  'The `ETag` of the artist as you read it (or several, comma-separated): it is replaced only while it is still that version, otherwise 412 and nothing changes. Compared strongly (a weak tag never matches); `*` matches any artist. Left out, the replacement happens whatever changed meanwhile.',
+  TAG_EXAMPLE,
+)
+
+/** Adds the entity tags, `If-None-Match` and 304, and `If-Match` to the operations that have them (see `CONDITIONAL`). */
+export function documentConditional(operation: Operation): void {
+  const conditional = CONDITIONAL[operation.operationId]
+  if (!conditional) return
+  const { responses } = operation
+  if (conditional.read) {
+    const etag = conditional.read === 'strong' ? strongTag(`the ${whatOf(operation)}`) : weakTag
+    const ok = responses[200]
+    if (ok) ok.headers = { ...ok.headers, ETag: etag, 'Cache-Control': cacheControl }
+    operation.parameters = [...(operation.parameters ?? []), ifNoneMatch]
+    operation.responses = sorted({
+      ...responses,
+      304: {
+        description: 'Not modified: the `ETag` in `If-None-Match` is still current. No body; the headers of a 200.',
+        headers: { ETag: etag, 'Cache-Control': cacheControl },
+      },
+    })
+  }
+  if (conditional.write) {
+    const written = responses[conditional.write]
+    if (written) written.headers = { ...written.headers, ETag: strongTag(`the ${whatOf(operation)} as stored now`) }
+  }
+  if (conditional.ifMatch) operation.parameters = [...(operation.parameters ?? []), ifMatch]
+}
+
+/** What an operation's answer is, for the tags' descriptions. */
+const whatOf = (operation: Operation) => (operation.tags?.[0] === 'Albums' ? 'album' : 'artist')
+
+const sorted = <T>(responses: Record<string, T>): Record<string, T> =>
+  Object.fromEntries(Object.entries(responses).sort(([a], [b]) => Number(a) - Number(b)))

@@ -1,0 +1,159 @@
+/**
+ * The changes a store announces (issue 25, live updates): every artist created or replaced and every album created,
+ * in the order every replica agrees on, each with an id a client can come back with. The document store publishes
+ * its own (one process); the SQL store reads them from a table every replica writes (sql/changes.ts).
+ */
+import type { Album } from '../model/album.ts'
+import type { Artist } from '../model/artist.ts'
+
+/** One change of the catalogue, as stored. */
+export type Change =
+  | { kind: 'artist-created' | 'artist-updated'; artist: Artist }
+  | { kind: 'album-created'; album: Album }
+  /** Everything was replaced (a reset to the start-up state): what a client holds is no longer worth patching. */
+  | { kind: 'reset' }
+
+/** A change with its id (opaque, unique in the store) and when it was made (ms since the epoch). */
+export interface ChangeEvent {
+  readonly id: string
+  readonly at: number
+  readonly change: Change
+}
+
+/** How much of the past a reconnecting client can be given: the last `events` changes of the last `ms`. */
+export interface ChangeWindow {
+  events: number
+  ms: number
+}
+
+/** The window of the server: the last 1,000 changes, none older than 10 minutes. */
+export const CHANGE_WINDOW: ChangeWindow = { events: 1000, ms: 10 * 60_000 }
+
+/** What a subscription is told: each change, in order; or that the stream must end (the store is closing). */
+export interface ChangeListener {
+  change(event: ChangeEvent): void
+  /** The feed ends (the server stops): no more changes will come. */
+  end(): void
+}
+
+/** What `subscribe` answers. */
+export interface Subscription {
+  /**
+   * The changes after the one the client named, oldest first; or `reload` when that id is outside the window or
+   * unknown (another run of the store, a reset since): the client must read everything again.
+   */
+  missed: readonly ChangeEvent[] | 'reload'
+  /** The id of the latest change (or of the start of the window): where a stream that saw nothing yet stands. */
+  head: string
+  /** Stops the calls to the listener. */
+  cancel(): void
+}
+
+/** The changes of a store, for the event stream. */
+export interface Changes {
+  /**
+   * Calls `listener` with every change from now on; with `lastId`, also answers the changes since that one (see
+   * {@link Subscription.missed}). No change is both in `missed` and given to the listener, and none falls between.
+   */
+  subscribe(listener: ChangeListener, lastId?: string): Promise<Subscription>
+  /** Ends every subscription (their streams close) and refuses new ones: the server is stopping. */
+  end(): void
+}
+
+/**
+ * The in-process part of a feed: a ring of the changes in the window (bounded by {@link ChangeWindow}, whatever
+ * writes arrive) and the listeners of this process. `publish` takes changes in their final order.
+ */
+export class ChangeHub implements Changes {
+  private ring: ChangeEvent[] = []
+  /** Index of the oldest kept change in `ring` (the ring is compacted now and then, not on every eviction). */
+  private start = 0
+  private readonly listeners = new Set<ChangeListener>()
+  private ended = false
+
+  /**
+   * `base` is the id of the position before the first change this hub will hold: a client that saw nothing after it
+   * can be given everything the hub holds. `clock` dates what is published without a date.
+   */
+  constructor(
+    private base: string,
+    private readonly window: ChangeWindow = CHANGE_WINDOW,
+    private readonly clock: () => number = Date.now,
+  ) {}
+
+  /** How many listeners are attached. */
+  get size(): number {
+    return this.listeners.size
+  }
+
+  /** The id of the latest change kept, or of the position before the first. */
+  get head(): string {
+    return this.ring.at(-1)?.id ?? this.base
+  }
+
+  /**
+   * Adds `event` (in its final order) and tells every listener. A reset empties the window: it is not given as a
+   * missed change, and an id from before it is unknown from now on.
+   */
+  publish(event: ChangeEvent): void {
+    if (event.change.kind === 'reset') {
+      this.ring = []
+      this.start = 0
+      this.base = event.id
+    } else {
+      this.ring.push(event)
+      this.evict(this.clock())
+    }
+    for (const listener of this.listeners) listener.change(event)
+  }
+
+  /** Drops what left the window: beyond its size, or older than its age. */
+  private evict(now: number): void {
+    const oldest = now - this.window.ms
+    while (this.ring.length - this.start > this.window.events || (this.ring[this.start]?.at ?? now) < oldest) {
+      this.base = (this.ring[this.start] as ChangeEvent).id
+      this.start += 1
+    }
+    // Compacted once the dropped half is large: amortised O(1) per change, memory within twice the window.
+    if (this.start > this.window.events) {
+      this.ring = this.ring.slice(this.start)
+      this.start = 0
+    }
+  }
+
+  /** The changes after `lastId`, or `reload` when it is not in the window; see {@link Subscription.missed}. */
+  missedSince(lastId: string): readonly ChangeEvent[] | 'reload' {
+    this.evict(this.clock())
+    if (lastId === this.base) return this.ring.slice(this.start)
+    for (let i = this.ring.length - 1; i >= this.start; i--)
+      if ((this.ring[i] as ChangeEvent).id === lastId) return this.ring.slice(i + 1)
+    return 'reload'
+  }
+
+  /** Whether `lastId` names the start of the window or a change in it. */
+  knows(lastId: string): boolean {
+    return this.missedSince(lastId) !== 'reload'
+  }
+
+  subscribe(listener: ChangeListener, lastId?: string): Promise<Subscription> {
+    return Promise.resolve(this.attach(listener, lastId))
+  }
+
+  /** `subscribe`, synchronously: the missed changes and the attachment happen in the same turn. */
+  attach(listener: ChangeListener, lastId?: string): Subscription {
+    if (this.ended) {
+      listener.end()
+      return { missed: [], head: this.head, cancel: () => {} }
+    }
+    const missed = lastId === undefined ? [] : this.missedSince(lastId)
+    this.listeners.add(listener)
+    return { missed, head: this.head, cancel: () => this.listeners.delete(listener) }
+  }
+
+  end(): void {
+    this.ended = true
+    const listeners = [...this.listeners]
+    this.listeners.clear()
+    for (const listener of listeners) listener.end()
+  }
+}

@@ -1,0 +1,286 @@
+/**
+ * The changes over SQL (issue 25): a table every replica writes in the transaction of each change (`rl_events`,
+ * migration 7) and reads with a cursor, so that every replica streams every replica's changes, with the same ids, in
+ * the same order, and a client may come back with `Last-Event-ID` to any of them, even after a restart.
+ *
+ * The order. Ids come from a sequence, taken before their transactions commit: a change with id 7 may become visible
+ * after one with id 8, and a cursor on ids alone would skip it. So each row also holds its transaction's id (`tx`,
+ * `pg_current_xact_id`), and a replica reads only the rows of transactions below the oldest one still running
+ * (`pg_snapshot_xmin` of its snapshot): every such transaction has ended, so no row can appear among them later. In
+ * (tx, id) order those rows only ever grow at the end: the one order every replica reads, whenever it reads.
+ *
+ * The wake-up. After its own writes a replica reads at once, and tells the others with a NOTIFY sent after the commit
+ * (never inside a write's transaction, where PostgreSQL would make every notifying commit take turns on one lock);
+ * they LISTEN and read. A read every `pollMs` covers a notification lost while a listening connection reconnected.
+ * Nothing any write locks is shared with another write: ids come from a sequence, rows are new (issue 27).
+ */
+import type { SQL } from 'bun'
+import type { Album } from '../../model/album.ts'
+import type { Artist } from '../../model/artist.ts'
+import {
+  CHANGE_WINDOW,
+  type Change,
+  type ChangeEvent,
+  ChangeHub,
+  type ChangeListener,
+  type Changes,
+  type ChangeWindow,
+  type Subscription,
+} from '../changes.ts'
+import { albumOf, artistOf } from './rows.ts'
+
+/** The channel of the wake-ups. */
+const CHANNEL = 'rl_events'
+
+/** Rows read in one statement at most; a longer backlog is read in several. */
+const BATCH = 500
+
+/** The kinds a row may have (the table's CHECK). */
+type Kind = Change['kind']
+
+/** A change to write: its kind and the record it is about (none for a reset). */
+export type ChangeRow =
+  | { kind: 'artist-created' | 'artist-updated'; artist: Artist }
+  | { kind: 'album-created'; album: Album }
+  | { kind: 'reset' }
+
+/** The record's fields as the row keeps them: its JSON without the id (the album's artist as `artist_id`). */
+function fieldsOf(change: ChangeRow): { id: number | null; fields: string | null } {
+  switch (change.kind) {
+    case 'artist-created':
+    case 'artist-updated':
+      return { id: change.artist.id, fields: artistFieldsJson(change.artist) }
+    case 'album-created': {
+      const { id, artistId, ...fields } = change.album
+      return { id, fields: JSON.stringify({ artist_id: artistId, ...fields }) }
+    }
+    case 'reset':
+      return { id: null, fields: null }
+  }
+}
+
+/**
+ * Writes `changes` in `tx`, the transaction of the changes themselves: committed with them, or not at all. One
+ * statement, whatever their number.
+ */
+export async function recordChanges(tx: SQL, changes: readonly ChangeRow[]): Promise<void> {
+  if (changes.length === 0) return
+  const rows = changes.map(fieldsOf)
+  const kinds = tx.array(
+    changes.map((change) => change.kind),
+    'TEXT',
+  )
+  const ids = tx.array(
+    rows.map((row) => row.id),
+    'INT8',
+  )
+  const fields = tx.array(
+    rows.map((row) => row.fields),
+    'TEXT',
+  )
+  await tx`
+    INSERT INTO rl_events (id, tx, at_ms, kind, record_id, fields)
+    SELECT nextval('rl_event_ids'), pg_current_xact_id()::text::bigint, (extract(epoch FROM now()) * 1000)::bigint,
+      d.kind, d.record_id, d.fields
+    FROM unnest(${kinds}::text[], ${ids}::bigint[], ${fields}::text[]) AS d (kind, record_id, fields)`
+}
+
+/** The JSON an artist's row of `rl_events` keeps: the artist without its id. */
+export function artistFieldsJson(artist: Artist): string {
+  const { id: _, ...fields } = artist
+  return JSON.stringify(fields)
+}
+
+/** An event from its row. */
+function eventOf(row: Record<string, unknown>): ChangeEvent {
+  const kind = row.kind as Kind
+  const at = Number(row.at_ms)
+  const id = String(row.id)
+  if (kind === 'reset') return { id, at, change: { kind } }
+  const record = { id: row.record_id, ...(JSON.parse(String(row.fields)) as Record<string, unknown>) }
+  if (kind === 'album-created') return { id, at, change: { kind, album: albumOf(record) } }
+  return { id, at, change: { kind, artist: artistOf(record) } }
+}
+
+/** How the feed reads. */
+export interface SqlChangesOptions {
+  /** The longest a change waits to be read when no wake-up comes; 1 second. */
+  pollMs?: number
+  /** How often a replica prunes the table to the window; 1 minute. */
+  pruneMs?: number
+  window?: ChangeWindow
+}
+
+/**
+ * The feed of one replica: reads the changes of every replica from `rl_events` in their one order, keeps the window
+ * of them (a {@link ChangeHub}) and gives them to this replica's streams.
+ */
+export class SqlChanges implements Changes {
+  private hub: ChangeHub
+  /** Every row before (tx, id) in the order has been read. */
+  private cursor = { tx: '0', id: '0' }
+  private reading: Promise<void> | undefined
+  private readAgain = false
+  private notifying = false
+  private notifyAgain = false
+  private ended = false
+  private readonly timers: ReturnType<typeof setInterval>[] = []
+  private listening: SQL.ListenSubscription | undefined
+  private readonly window: ChangeWindow
+
+  private constructor(
+    private readonly sql: SQL,
+    private readonly options: SqlChangesOptions,
+    /** Where a failure of a background read or prune is reported. */
+    private readonly report: (error: unknown) => void,
+  ) {
+    this.window = options.window ?? CHANGE_WINDOW
+    this.hub = new ChangeHub('0', this.window)
+  }
+
+  /**
+   * Opens the feed over `sql`: loads the window from the table (so a client may come back to a replica that started
+   * since), then reads on every wake-up and every `pollMs`.
+   */
+  static async open(sql: SQL, options: SqlChangesOptions = {}, report: (error: unknown) => void = () => {}) {
+    const changes = new SqlChanges(sql, options, report)
+    await changes.load()
+    changes.follow()
+    return changes
+  }
+
+  /** The last changes of the window, in order, and the cursor just after them. */
+  private async load(): Promise<void> {
+    const limit = this.window.events + 1
+    const rows = await this.sql`
+      SELECT s.next::text AS next, e.id::text AS id, e.tx::text AS tx, e.at_ms, e.kind, e.record_id, e.fields
+      FROM (SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS next) AS s
+      LEFT JOIN LATERAL (
+        SELECT * FROM rl_events WHERE tx < s.next ORDER BY tx DESC, id DESC LIMIT ${limit}
+      ) AS e ON true`
+    const found = rows.filter((row: { id: unknown }) => row.id !== null).reverse()
+    // A full window and one more: the one more is where the window starts. Fewer: the table was never pruned (it
+    // keeps a full window and one more), so the window starts at the very beginning, '0'.
+    const base = found.length === limit ? String(found.shift()?.id) : '0'
+    this.hub = new ChangeHub(base, this.window)
+    for (const row of found) this.hub.publish(eventOf(row))
+    this.cursor = { tx: String(rows[0]?.next ?? '0'), id: '0' }
+  }
+
+  private follow(): void {
+    const { pollMs = 1000, pruneMs = 60_000 } = this.options
+    const poll = setInterval(() => this.poke(), pollMs)
+    const prune = setInterval(() => this.prune().catch(this.report), pruneMs)
+    for (const timer of [poll, prune]) {
+      timer.unref?.()
+      this.timers.push(timer)
+    }
+    // Without LISTEN (a database that has none) the feed still works, at the pace of `pollMs`.
+    this.sql
+      .listen(CHANNEL, () => this.poke())
+      .then(
+        (listening) => {
+          if (this.ended) listening.unlisten().catch(() => {})
+          else this.listening = listening
+        },
+        () => {},
+      )
+  }
+
+  /** Reads the changes now (once more after the read in flight, if one is). */
+  poke(): void {
+    this.read().catch(this.report)
+  }
+
+  /** After a write of this replica: read at once, and wake the other replicas up. */
+  written(): void {
+    this.poke()
+    this.notify()
+  }
+
+  private notify(): void {
+    if (this.ended) return
+    if (this.notifying) {
+      this.notifyAgain = true
+      return
+    }
+    this.notifying = true
+    this.sql
+      .notify(CHANNEL)
+      .catch(() => {})
+      .finally(() => {
+        this.notifying = false
+        if (this.notifyAgain) {
+          this.notifyAgain = false
+          this.notify()
+        }
+      })
+  }
+
+  /** Reads what follows the cursor; concurrent calls share one read, and one more after it. */
+  read(): Promise<void> {
+    if (this.ended) return Promise.resolve()
+    if (this.reading) {
+      this.readAgain = true
+      return this.reading
+    }
+    this.reading = (async () => {
+      try {
+        do {
+          this.readAgain = false
+          while (await this.readBatch()) {}
+        } while (this.readAgain && !this.ended)
+      } finally {
+        this.reading = undefined
+      }
+    })()
+    return this.reading
+  }
+
+  /** One statement's worth of changes; whether there may be more at once. */
+  private async readBatch(): Promise<boolean> {
+    const { tx, id } = this.cursor
+    const rows = await this.sql`
+      SELECT s.next::text AS next, e.id::text AS id, e.tx::text AS tx, e.at_ms, e.kind, e.record_id, e.fields
+      FROM (SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS next) AS s
+      LEFT JOIN LATERAL (
+        SELECT * FROM rl_events
+        WHERE (tx, id) > (${tx}::bigint, ${id}::bigint) AND tx < s.next
+        ORDER BY tx, id LIMIT ${BATCH}
+      ) AS e ON true`
+    if (this.ended) return false
+    const found = rows.filter((row: { id: unknown }) => row.id !== null)
+    for (const row of found) this.hub.publish(eventOf(row))
+    const last = found.at(-1)
+    if (found.length === BATCH && last) {
+      this.cursor = { tx: String(last.tx), id: String(last.id) }
+      return true
+    }
+    // Everything below `next` is read: the cursor moves there (never back).
+    const next = String(rows[0]?.next ?? '0')
+    if (BigInt(next) > BigInt(this.cursor.tx)) this.cursor = { tx: next, id: '0' }
+    else if (last) this.cursor = { tx: String(last.tx), id: String(last.id) }
+    return false
+  }
+
+  /** Deletes what is beyond the window and one more (load() relies on that one), by any replica. */
+  async prune(): Promise<void> {
+    await this.sql`
+      DELETE FROM rl_events
+      WHERE id < (SELECT id FROM rl_events ORDER BY id DESC OFFSET ${this.window.events} LIMIT 1)`
+  }
+
+  async subscribe(listener: ChangeListener, lastId?: string): Promise<Subscription> {
+    // Caught up first: a client's id may be one another replica gave out a moment ago, and what it missed includes
+    // every change committed before it asked, on whichever replica.
+    await this.read().catch(this.report)
+    return this.hub.attach(listener, lastId)
+  }
+
+  end(): void {
+    this.ended = true
+    for (const timer of this.timers) clearInterval(timer)
+    this.listening?.unlisten().catch(() => {})
+    this.hub.end()
+  }
+}
