@@ -3,7 +3,8 @@ import { DomainError } from '../model/errors.ts'
 import { StoreUnavailableError } from '../store/store.ts'
 import { domainProblem } from './domain-problem.ts'
 import { EarlyProblem, notFound, Problem } from './problem.ts'
-import { pathOf, requestTarget, targetProblem } from './request-target.ts'
+import { collapsedTarget, pathOf, requestTarget, targetProblem } from './request-target.ts'
+import { SECURITY_HEADERS } from './security-headers.ts'
 import { validationProblem } from './validation.ts'
 
 /** At most one log line per kind of outage in this many milliseconds, however many requests it refuses. */
@@ -119,6 +120,13 @@ export function problemResponder(
   // Destructured in the signature on purpose: Elysia reads a hook's parameters to decide what every route must
   // prepare, and a hook taking the whole context would make each request parse headers, cookies and query.
   return ({ code, error, request, set }: ErrorContext) => {
+    // A path with a repeated slash that matches no route is sent, method and body kept (308), to the one it meant:
+    // a client whose base URL ends in `/` works, and every route keeps one address.
+    const meant = code === 'NOT_FOUND' ? collapsedTarget(request.url) : undefined
+    if (meant !== undefined) {
+      set.status = 308
+      return new Response(null, { status: 308, headers: { location: meant, ...SECURITY_HEADERS } })
+    }
     let problem: Problem
     try {
       problem = toProblem({ code, error, request, set }, allowed, report, outage)

@@ -24,6 +24,22 @@ export function pathOf(target: string): string {
 }
 
 /**
+ * The target a request meant when its path repeats a slash (`//api/v1/artists/1`, as a client joining a base URL that
+ * ends in `/` to a path that starts with one sends), with every run of slashes made one: `/api/v1/artists/1`, query
+ * kept; `undefined` when the path has no repeated slash. Always a path on this server, never `//host`.
+ *
+ * @example
+ * collapsedTarget('http://localhost//api/v1/artists?limit=2') // '/api/v1/artists?limit=2'
+ */
+export function collapsedTarget(url: string): string | undefined {
+  if (!url.startsWith('http://') && !url.startsWith('https://')) return undefined
+  const target = requestTarget(url)
+  const path = pathOf(target)
+  if (!path.includes('//')) return undefined
+  return path.replace(/\/{2,}/g, '/') + target.slice(path.length)
+}
+
+/**
  * The answer to a request whose URL Bun could not make absolute, which Elysia would route by the wrong part of the
  * target, or `undefined` for every other request. CONNECT's authority-form (`CONNECT example.com:443`, from a client
  * that takes this server for a proxy) gets 404: nothing is served at such a target. An origin-form target with an
