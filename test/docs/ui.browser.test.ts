@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
-import { type BrowserContext, chromium, type Locator, type Page } from 'playwright-core'
+import { type BrowserContext, chromium, type Page } from 'playwright-core'
 import type { OpenApiDocument } from '../../src/docs/shapes.ts'
 import { type RunningBinary, removeDir, startBinary, tempDir } from '../support/binary.ts'
-import { CHROMIUM, CHROMIUM_ARGS, chromiumMissing, LOOPBACK, requireChromium } from '../support/chromium.ts'
+import { CHROMIUM, CHROMIUM_ARGS, chromiumMissing, LOOPBACK, requireChromium, visible } from '../support/chromium.ts'
 
 // Written on every run, and shown in the README.
 const SCREENSHOT = join(import.meta.dir, 'docs-screenshot.png')
@@ -42,9 +42,6 @@ async function isolatedPage(): Promise<{ page: Page; refused: () => Promise<stri
   })
   return { page, refused: () => page.evaluate(() => (globalThis as unknown as { refused: string[] }).refused) }
 }
-
-/** Waits until `locator` is shown (bun's `expect` does not know Playwright's locators); throws after 10 s. */
-const visible = (locator: Locator) => locator.first().waitFor({ state: 'visible', timeout: 10_000 })
 
 /** Nothing left the machine, or tried to. */
 async function expectNoLeaks(refused: () => Promise<string[]>) {

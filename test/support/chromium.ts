@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs'
+import { type Browser, chromium, type Locator } from 'playwright-core'
 
 /** Debian's chromium (installed by .ci/run); playwright-core only drives it and never downloads a browser. */
 export const CHROMIUM = '/usr/bin/chromium'
@@ -33,3 +34,9 @@ export function requireChromium(): void {
   if (!existsSync(CHROMIUM))
     throw new Error(`${CHROMIUM} is not installed: .ci/run installs Debian's chromium package.`)
 }
+
+/** Debian's Chromium, started headless with {@link CHROMIUM_ARGS}. */
+export const launchChromium = (): Promise<Browser> => chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS })
+
+/** Waits until `locator` is shown (bun's `expect` does not know Playwright's locators); throws after 10 s. */
+export const visible = (locator: Locator) => locator.first().waitFor({ state: 'visible', timeout: 10_000 })

@@ -5,9 +5,9 @@
  * `If-Match`; with JavaScript off the page reads as before.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { type Browser, type BrowserContext, chromium, type Locator, type Page } from 'playwright-core'
+import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { type RunningBinary, startBinary } from '../support/binary.ts'
-import { CHROMIUM, CHROMIUM_ARGS, chromiumMissing, LOOPBACK, requireChromium } from '../support/chromium.ts'
+import { chromiumMissing, LOOPBACK, launchChromium, requireChromium, visible } from '../support/chromium.ts'
 
 const KEY = 'conflict-test-service-key'
 const TIMEOUT = 60_000
@@ -60,8 +60,6 @@ async function newContext(name?: string, options: Parameters<Browser['newContext
   return context
 }
 
-const visible = (locator: Locator) => locator.first().waitFor({ state: 'visible', timeout: 10_000 })
-
 const apiArtist = async () => {
   const response = await fetch(`${server.url}/api/v1/artists/${ARTIST}`)
   return { etag: response.headers.get('etag') ?? undefined, artist: (await response.json()) as Record<string, string> }
@@ -91,7 +89,7 @@ describe.skipIf(missing && !inCi)('editing an artist someone else changed meanwh
   beforeAll(async () => {
     if (missing) return
     server = await startBinary(['--port', '0', '--data', ':memory:', '--seed', '--api-key', KEY, '--log', 'off'])
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS })
+    browser = await launchChromium()
   }, TIMEOUT)
 
   afterAll(async () => {

@@ -4,9 +4,9 @@
  * page without JavaScript is as it always was.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { type Browser, type BrowserContext, chromium, type Locator, type Page } from 'playwright-core'
+import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { type RunningBinary, startBinary } from '../support/binary.ts'
-import { CHROMIUM, CHROMIUM_ARGS, chromiumMissing, LOOPBACK, requireChromium } from '../support/chromium.ts'
+import { chromiumMissing, LOOPBACK, launchChromium, requireChromium, visible } from '../support/chromium.ts'
 
 const TIMEOUT = 60_000
 const missing = chromiumMissing('the browser tests of live pages')
@@ -14,9 +14,6 @@ const inCi = process.env.CI === 'true'
 
 let server: RunningBinary
 let browser: Browser
-
-/** Waits until `locator` is shown; throws after 10 s. */
-const visible = (locator: Locator) => locator.first().waitFor({ state: 'visible', timeout: 10_000 })
 
 /** Event streams each page of a context opened, by page; every request off the machine is refused. */
 async function newContext(
@@ -58,7 +55,7 @@ describe.skipIf(missing && !inCi)('live pages, in headless Chromium against the 
   beforeAll(async () => {
     if (missing) return
     server = await startBinary(['--port', '0', '--data', ':memory:', '--seed', '--log', 'off'])
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS })
+    browser = await launchChromium()
   }, TIMEOUT)
 
   afterAll(async () => {

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { type Browser, type BrowserContext, chromium, type Locator, type Page } from 'playwright-core'
+import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { type RunningBinary, startBinary } from '../support/binary.ts'
-import { CHROMIUM, CHROMIUM_ARGS, chromiumMissing, LOOPBACK, requireChromium } from '../support/chromium.ts'
+import { chromiumMissing, LOOPBACK, launchChromium, requireChromium, visible } from '../support/chromium.ts'
 
 // Written on every run, and shown in the README.
 const SCREENSHOTS = join(import.meta.dir, 'screenshots')
@@ -61,9 +61,6 @@ async function expectNoLeaks(page: Page) {
   expect(await page.evaluate(() => (globalThis as unknown as { refused: string[] }).refused)).toEqual([])
 }
 
-/** Waits until `locator` is shown (bun's `expect` does not know Playwright's locators); throws after 10 s. */
-const visible = (locator: Locator) => locator.first().waitFor({ state: 'visible', timeout: 10_000 })
-
 /** axe-core's serious and critical violations on the page as it is now (the script is run through the debugger, so
  * the page's policy, which refuses inline scripts, need not be loosened for it). Every rule runs and every violating
  * node is reported; `resultTypes` only spares axe listing every node that passed (or did not apply), which these
@@ -103,7 +100,7 @@ describe.skipIf(missing && !inCi)('the web pages, in headless Chromium against t
     if (missing) return
     mkdirSync(SCREENSHOTS, { recursive: true })
     server = await startBinary(['--port', '0', '--data', ':memory:', '--seed', '--api-key', KEY, '--log', 'off'])
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS })
+    browser = await launchChromium()
   }, TIMEOUT)
 
   afterAll(async () => {
