@@ -14,6 +14,8 @@ import { Catalogue, type CatalogueLimits } from './catalogue/service.ts'
 import { coverRoutes } from './covers/routes.ts'
 import { docsRoutes } from './docs/openapi.ts'
 import { EVENT_STREAM_LIMITS, type EventStreamLimits, eventRoutes } from './events/routes.ts'
+import type { FixtureFront } from './fixtures/front.ts'
+import { fixtureRoutes } from './fixtures/routes.ts'
 import { allowedMethods } from './http/allowed-methods.ts'
 import { cors } from './http/cors.ts'
 import { delay } from './http/delay.ts'
@@ -42,6 +44,11 @@ export interface AppOptions
   accessLog?: (entry: AccessEntry) => void
   /** Serves `POST /__admin/reset` (service key) calling this (`allowReset`; see `captureStartState`). */
   reset?: Reset
+  /**
+   * Serves the fixture controls (`--fixtures`: namespaces, request journal, faults, state) of this front, which must
+   * also be what answers the app's requests (`front.fetch`) and hold `store` (`front.store`).
+   */
+  fixtureFront?: FixtureFront
   /** The brakes on sign-up and login; `ACCOUNT_LIMITS` by default (tests that sign up many users raise them). */
   limits?: AccountLimits
   /** How many artists and albums an account may add; `CATALOGUE_LIMITS` by default (tests lower them). */
@@ -70,6 +77,7 @@ export function createApp({
   delay: delayMs = 0,
   readOnly: refuseWrites = false,
   reset,
+  fixtureFront,
   limits,
   catalogueLimits,
   passwords,
@@ -125,6 +133,7 @@ export function createApp({
       .use(accountRoutes(accounts, guard))
       .use(coverRoutes(catalogue))
       .use(resetRoutes(reset, guard))
+      .use(fixtureRoutes(fixtureFront, guard))
       // The operator's accounts (`rock-legends users` while this server owns the data file): service keys only.
       .use(adminUserRoutes(new AccountAdmin(store, now, passwords), guard))
   )

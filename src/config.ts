@@ -41,6 +41,8 @@ Options (each can also be set by the environment variable shown):
   --read-only           refuse every write with 403 (ROCK_LEGENDS_READ_ONLY)
   --allow-reset         serve POST /__admin/reset (service key) to restore the start-up state
                         (ROCK_LEGENDS_ALLOW_RESET)
+  --fixtures            for test suites: namespaces, request journal, faults and state under
+                        /__admin (service key); implies --allow-reset (ROCK_LEGENDS_FIXTURES)
   --no-ui               serve only the API: no web pages, and / answers a JSON index of the API
                         (ROCK_LEGENDS_NO_UI)
   --no-signup           close sign-up: POST /api/v1/user/signup answers 403; existing accounts keep working
@@ -184,7 +186,7 @@ export function parseArgs(argv: readonly string[], env: Record<string, string | 
     return parseOpsArgs(argv[0], argv.slice(1), env)
   const flags = new Map<string, string[]>()
   const valued = new Set(['port', 'host', 'data', 'api-key', 'token-ttl', 'log', 'cors', 'delay', 'db-pool', 'db-wait'])
-  const bare = new Set(['seed', 'help', 'version', 'read-only', 'allow-reset', 'no-ui', 'no-signup'])
+  const bare = new Set(['seed', 'help', 'version', 'read-only', 'allow-reset', 'fixtures', 'no-ui', 'no-signup'])
   for (let i = 0; i < argv.length; i++) {
     const arg = SHORT_FORMS[argv[i] as string] ?? (argv[i] as string)
     const match = /^--([a-z-]+)(?:=(.*))?$/s.exec(arg)
@@ -212,6 +214,9 @@ export function parseArgs(argv: readonly string[], env: Record<string, string | 
   for (const flag of ['db-pool', 'db-wait'])
     if (flags.has(flag) && !isDatabaseUrl(data))
       throw new UsageError(`--${flag} applies to a database only: --data postgres://user@host/database`)
+  const fixtures = on('fixtures', 'ROCK_LEGENDS_FIXTURES')
+  if (fixtures && isDatabaseUrl(data))
+    throw new UsageError('--fixtures keeps its namespaces in memory: use it over a data file or :memory:, not a database')
   const seed = last('seed', 'ROCK_LEGENDS_SEED')
   const apiKeys = flags.get('api-key') ?? list(env.ROCK_LEGENDS_API_KEYS ?? '')
   if (apiKeys.some((key) => key.trim() === '')) throw new UsageError('--api-key must not be empty')
@@ -231,6 +236,7 @@ export function parseArgs(argv: readonly string[], env: Record<string, string | 
       delay: parseDelay(last('delay', 'ROCK_LEGENDS_DELAY') ?? '0'),
       readOnly: on('read-only', 'ROCK_LEGENDS_READ_ONLY'),
       allowReset: on('allow-reset', 'ROCK_LEGENDS_ALLOW_RESET'),
+      fixtures,
       compactAfterBytes: parseBytes(env.ROCK_LEGENDS_COMPACT_AFTER),
       ui: !on('no-ui', 'ROCK_LEGENDS_NO_UI'),
       signup: !on('no-signup', 'ROCK_LEGENDS_NO_SIGNUP'),

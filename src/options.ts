@@ -56,6 +56,12 @@ export interface ServerOptions {
    */
   allowReset?: boolean
   /**
+   * Serve the fixture controls for test suites (`--fixtures`, `ROCK_LEGENDS_FIXTURES`): a catalogue per
+   * `Rock-Legends-Namespace` header, and under `/__admin` (service key) the namespaces, the request journal, faults
+   * and state in and out (docs/testing-with-rock-legends.md). Implies `allowReset`. Over a data file or in memory only.
+   */
+  fixtures?: boolean
+  /**
    * Journal size in bytes that triggers a compaction of the data file, a tuning knob (`ROCK_LEGENDS_COMPACT_AFTER`,
    * no flag); the store's default if unset.
    */

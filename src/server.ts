@@ -1,9 +1,10 @@
 import { captureStartState } from './admin/reset.ts'
 import { type AppOptions, createApp } from './app.ts'
 import { MAX_BODY_BYTES } from './http/body.ts'
+import { FixtureFront } from './fixtures/front.ts'
 import { createLogger, flushLog } from './log.ts'
 import type { ServerOptions } from './options.ts'
-import { addressRecorder, IN_MEMORY, openStore } from './store/open-store.ts'
+import { addressRecorder, IN_MEMORY, isDatabaseUrl, openStore } from './store/open-store.ts'
 
 export type { ServerOptions } from './options.ts'
 
@@ -45,7 +46,10 @@ const operatorKey = () => `rl_op_${Buffer.from(crypto.getRandomValues(new Uint8A
 export async function startServer(options: ServerOptions & Pick<AppOptions, 'events'> = {}): Promise<RunningServer> {
   // The options that shape answers go to the app as they are (it has their defaults); these are the server's own.
   const { port = 0, host = '127.0.0.1', data = IN_MEMORY, seed = false, apiKeys = [], log: mode = 'off' } = options
-  const { allowReset = false, delay = 0, compactAfterBytes, dbPool, dbWaitMs } = options
+  const { fixtures = false, delay = 0, compactAfterBytes, dbPool, dbWaitMs } = options
+  const allowReset = fixtures || options.allowReset === true
+  if (fixtures && isDatabaseUrl(data))
+    throw new Error('fixtures keep their namespaces in memory: use them over a data file or :memory:, not a database')
   const log = createLogger(mode)
   const store = await openStore(data, { compactAfterBytes, pool: dbPool, waitMs: dbWaitMs })
   try {
@@ -62,19 +66,22 @@ export async function startServer(options: ServerOptions & Pick<AppOptions, 'eve
   }
   // Captured after seeding: the state a reset goes back to. Only when asked, as it holds a copy of all the data.
   const reset = allowReset ? await captureStartState(store) : undefined
+  // With --fixtures every request passes through the front, which picks its namespace (src/fixtures/).
+  const front = fixtures ? new FixtureFront(store, await store.resetPoint()) : undefined
   // Over a data file the server owns, `rock-legends users` goes through it (src/cli/users.ts), with this key.
   const recordAddress = addressRecorder(data)
   const ownKey = recordAddress ? operatorKey() : undefined
   const app = createApp({
     ...options,
-    store,
+    store: front?.store ?? store,
     apiKeys: ownKey ? [...apiKeys, ownKey] : apiKeys,
-    reset,
+    reset: front?.reset ?? reset,
+    fixtureFront: front,
     report: log.error,
     accessLog: log.access,
   })
   try {
-    app.listen({
+    const serve = {
       port,
       hostname: host,
       // The body limit is enforced with a problem response by the JSON parser; this is the transport's backstop.
@@ -86,7 +93,13 @@ export async function startServer(options: ServerOptions & Pick<AppOptions, 'eve
       development: false,
       // A connection silent for this long is closed; a delayed answer must not count as silence (at most 255 s).
       idleTimeout: 30 + Math.ceil(delay / 1000),
-    })
+    }
+    if (front) {
+      // Every request goes through the front, which runs the app in the request's namespace: Bun's own routing of
+      // Elysia's routes (what `listen` sets up) would bypass it. The app finds its server as after `listen`.
+      const handle = (request: Request) => app.handle(request)
+      app.server = Bun.serve({ ...serve, fetch: (request, bun) => front.fetch(request, handle, bun) })
+    } else app.listen(serve)
     if (!app.server) throw new Error('the server did not start')
   } catch (error) {
     // An embedding process lives on: a port in use must not leave the data file locked.
@@ -109,7 +122,7 @@ export async function startServer(options: ServerOptions & Pick<AppOptions, 'eve
     stop: () => {
       stopping ??= (async () => {
         // Event streams never finish by themselves: ended first, so that stopping waits only for other requests.
-        store.changes.end()
+        ;(front?.store ?? store).changes.end()
         await server.stop()
         // Access log lines are made just after each answer and written in batches: let those of the last answers
         // be made, then write every waiting line.

@@ -13,6 +13,7 @@ const defaults: Config = {
   delay: 0,
   readOnly: false,
   allowReset: false,
+  fixtures: false,
   ui: true,
   signup: true,
   dbWaitMs: 10_000,

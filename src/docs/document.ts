@@ -82,7 +82,10 @@ export function buildDocument(routes: () => readonly InternalRoute[]): OpenApiDo
     // Relative: the document describes whichever server serves it, on whatever host and port.
     servers: [{ url: '/', description: 'This server' }],
     security: anyCredential,
-    tags,
+    // Only the groups this server has: `Fixtures` with --fixtures alone.
+    tags: tags.filter(({ name }) =>
+      Object.values(paths).some((item) => Object.values(item).some((op) => op.tags?.includes(name))),
+    ),
     paths,
     components: { schemas: components.schemas, securitySchemes },
   }

@@ -34,4 +34,9 @@ export const tags = [
     description:
       'Sign up, log in for a bearer token, and manage your personal API keys. Everything here but sign-up and login acts for the signed-in user.',
   },
+  {
+    name: 'Fixtures',
+    description:
+      'Only on a server started with --fixtures, for test suites, and only with a service key: namespaces (a catalogue per `Rock-Legends-Namespace` header), the request journal, faults on demand, and state in and out. Each acts on the namespace of the request.',
+  },
 ]

@@ -27,6 +27,13 @@ const details: Record<
     detail: "This account has been disabled by the server's operator. Ask them to enable it again.",
   },
   'not-found': { detail: 'There is no artist 42.' },
+  'namespace-limit': {
+    detail:
+      'the server holds 500 namespaces, none unused for 10 minutes: drop one with DELETE /__admin/namespaces/{name}, or reuse a name',
+  },
+  'injected-fault': {
+    detail: 'Fault 1, armed with POST /__admin/faults, answered this request with 503; nothing was changed.',
+  },
   'method-not-allowed': { detail: 'PATCH is not supported on /api/v1/artists/1; use DELETE, GET, HEAD, PUT.' },
   conflict: {
     detail: 'The email carlos@rock-legends.com is already registered. Log in with POST /api/v1/user/login.',

@@ -42,6 +42,10 @@ function mayAnswer(kind: ProblemKind, operation: Operation, write: boolean): boo
     // Added below for the login only.
     case 'account-disabled':
       return false
+    // Answered before any route, by a --fixtures server only (src/fixtures/front.ts): the Fixtures tag tells of them.
+    case 'namespace-limit':
+    case 'injected-fault':
+      return false
     default:
       return true
   }

@@ -89,6 +89,18 @@ export const problemTypes = {
     title: 'Too many requests',
     explanation: 'Too many attempts in a short time. Wait for the number of seconds in the `Retry-After` header.',
   },
+  'namespace-limit': {
+    status: 429,
+    title: 'Too many namespaces',
+    explanation:
+      'A server started with --fixtures holds at most 500 namespaces (Rock-Legends-Namespace) at once; an unused one makes room for a new one after 10 minutes. Drop the namespaces a test run no longer needs with DELETE /__admin/namespaces/{name} (service key), or reuse names, for example one per worker rather than one per test.',
+  },
+  'injected-fault': {
+    status: 503,
+    title: 'A fault armed by a test',
+    explanation:
+      'The server runs with --fixtures, and a test armed a fault on this request with POST /__admin/faults: the server answered with the status the test chose, before the request reached the API, so nothing was read or changed. GET /__admin/faults lists the faults of the namespace and how often each fired; DELETE /__admin/faults removes them.',
+  },
   'internal-error': {
     status: 500,
     title: 'Internal server error',

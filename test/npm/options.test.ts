@@ -92,6 +92,7 @@ const NOT_DEFAULT: Record<string, unknown> = {
   delay: 10,
   readOnly: true,
   allowReset: true,
+  fixtures: true,
   ui: false,
   signup: false,
 }

@@ -34,6 +34,11 @@ export interface ServerOptions {
   readOnly?: boolean
   /** Serve `POST /__admin/reset` and allow {@link RunningServer.reset}. */
   allowReset?: boolean
+  /**
+   * Serve the fixture controls (`--fixtures`): a catalogue per namespace ({@link RunningServer.namespace}), a journal
+   * of the requests received, faults on demand, and state in and out. Implies `allowReset`. Not over a database.
+   */
+  fixtures?: boolean
   /** Serve the web pages at `/` (the default); `false` serves the API alone (`--no-ui`). */
   ui?: boolean
   /** Let anyone create an account (the default); `false` answers sign-up with 403 (`--no-signup`). */
@@ -62,8 +67,110 @@ export interface RunningServer {
    * `stopTimeoutMs`. Resolves once the process is gone; calling it again returns the same promise.
    */
   stop(): Promise<void>
-  /** Restores the data as it was at start-up (after seeding), in one write. Rejects unless `allowReset: true`. */
+  /**
+   * Restores the data as it was at start-up (after seeding), in one write (the default namespace's, with `fixtures`).
+   * Rejects unless `allowReset: true` or `fixtures: true`.
+   */
   reset(): Promise<void>
+  /**
+   * The namespace called `name` (1 to 64 of `A-Z a-z 0-9 . _ -`), created on first use as the start-up state: a
+   * world of its own on this server, for one test or worker of a parallel run. Throws unless `fixtures: true`.
+   */
+  namespace(name: string): Namespace
+}
+
+/** A request as the journal of a namespace keeps it (`GET /__admin/requests`). */
+export interface JournalEntry {
+  id: number
+  /** When it arrived, ISO 8601. */
+  time: string
+  method: string
+  path: string
+  /** The query parameters; a name given more than once keeps its values in order. */
+  query: Record<string, string | string[]>
+  /** The status answered; null when a fault closed the connection without an answer. */
+  status: number | null
+  duration_ms: number
+  /** The request headers, names in lower case; credentials and cookies are `[redacted]`. */
+  headers: Record<string, string>
+  /** Parsed JSON when it was JSON, else text (cut at 8 KiB, with `body_truncated`); absent without a body. */
+  body?: unknown
+  body_truncated?: true
+  /** The fault that answered or delayed it. */
+  fault?: number
+}
+
+/** What a fault does, and to which requests of its namespace (`POST /__admin/faults`). */
+export interface FaultSpec {
+  /** Only requests with this method; any method when left out. */
+  method?: string
+  /** An exact path, or a prefix ending in `*`. */
+  path: string
+  /** Answer with this status (400–599) and a problem body, before the route runs: nothing is written. */
+  status?: number
+  /** Wait this many milliseconds first (up to 120,000); alone, the request then goes on as usual. */
+  delay_ms?: number
+  /** Close the connection without an answer. */
+  drop?: boolean
+  /** For this many matching requests; 0 until removed. 1 by default. */
+  times?: number
+  /** Let this many matching requests through first. */
+  after?: number
+  /** Act on a match with this probability (above 0, up to 1). */
+  probability?: number
+}
+
+/** An armed fault, with how often it matched and acted. */
+export interface Fault extends Required<Omit<FaultSpec, 'method' | 'status'>> {
+  id: number
+  method: string | null
+  status: number | null
+  matched: number
+  fired: number
+  /** False once it has acted `times` times. */
+  active: boolean
+  created_at: string
+}
+
+/** A catalogue in the format of a catalogue file (`--seed FILE`): artists with their albums, no ids. */
+export interface CatalogueState {
+  artists: (Omit<ArtistInput, 'id'> & { albums: Omit<AlbumInput, 'id'>[] })[]
+}
+
+/** One namespace of a server started with `fixtures: true` ({@link RunningServer.namespace}). */
+export interface Namespace {
+  readonly name: string
+  /** The header that puts a request in this namespace: for `createClient(url, { headers })` or Playwright's `extraHTTPHeaders`. */
+  readonly headers: { 'Rock-Legends-Namespace': string }
+  /** The global `fetch` of a path of the server (or a full URL), in this namespace. */
+  fetch(
+    path: string,
+    init?: { method?: string; headers?: Record<string, string>; body?: string },
+  ): Promise<{
+    ok: boolean
+    status: number
+    headers: { get(name: string): string | null }
+    json(): Promise<unknown>
+    text(): Promise<string>
+  }>
+  /** Puts the namespace back to the start-up state. */
+  reset(): Promise<void>
+  /** What the namespace received, oldest first (the latest 500 at most), filtered. */
+  requests(filter?: { method?: string; path?: string; status?: number }): Promise<JournalEntry[]>
+  /** Empties the journal. */
+  clearRequests(): Promise<void>
+  /** Arms a fault on the namespace's requests. */
+  fault(spec: FaultSpec): Promise<Fault>
+  /** The namespace's faults, with how often each fired. */
+  faults(): Promise<Fault[]>
+  /** Removes every fault. */
+  clearFaults(): Promise<void>
+  /** The namespace's catalogue, as a catalogue file. */
+  state(): Promise<CatalogueState>
+  /** Replaces the namespace's catalogue (ids from 1, in order); users, tokens and keys stay. */
+  load(state: CatalogueState): Promise<{ artists: number; albums: number }>
+  /** Drops the namespace (its data, journal and faults); a later use starts it over. */
+  drop(): Promise<void>
 }
 
 /**

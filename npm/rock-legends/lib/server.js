@@ -5,6 +5,7 @@
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { binaryPath } from './binary.js'
+import { namespaceHandle } from './namespace.js'
 
 /** Every server started here and not yet exited: killed when this process exits or is told to stop. */
 const live = new Set()
@@ -57,6 +58,7 @@ export function argumentsFor(options, apiKeys) {
   if (options.delay) args.push('--delay', String(options.delay))
   if (options.readOnly) args.push('--read-only')
   if (options.allowReset) args.push('--allow-reset')
+  if (options.fixtures) args.push('--fixtures')
   if (options.ui === false) args.push('--no-ui')
   if (options.signup === false) args.push('--no-signup')
   return args
@@ -157,7 +159,8 @@ export function startServer(options = {}) {
       return stopping
     }
     const reset = async () => {
-      if (!options.allowReset) throw new Error('start the server with allowReset: true to reset it')
+      if (!options.allowReset && !options.fixtures)
+        throw new Error('start the server with allowReset: true to reset it')
       const response = await fetch(`${url}/__admin/reset`, { method: 'POST', headers: { 'x-api-key': apiKeys[0] } })
       if (response.status !== 204) {
         const body = await response.text()
@@ -168,6 +171,10 @@ export function startServer(options = {}) {
         throw new Error(`reset failed with ${response.status}: ${detail}`)
       }
     }
-    return { url, port: Number(new URL(url).port), apiKey: apiKeys[0], pid: child.pid, stop, reset }
+    const namespace = (name) => {
+      if (!options.fixtures) throw new Error('start the server with fixtures: true to use namespaces')
+      return namespaceHandle(url, apiKeys[0], name)
+    }
+    return { url, port: Number(new URL(url).port), apiKey: apiKeys[0], pid: child.pid, stop, reset, namespace }
   })
 }

@@ -76,17 +76,22 @@ export class DocumentStore implements Store {
   private readonly run = crypto.randomUUID().slice(0, 8)
   private announced = 0
 
-  /** Wraps a lowdb instance whose `data` has been read (null for a new store), persisted by `persistence`. */
+  /**
+   * Wraps a lowdb instance whose `data` has been read (null for a new store), persisted by `persistence`. Its changes
+   * are announced on `changes`, a feed of its own by default; a fixture namespace passes the feed that outlives its
+   * stores (src/fixtures/namespaces.ts).
+   */
   constructor(
     db: Low<Document>,
     private readonly persistence: Persistence,
+    changes?: ChangeHub,
   ) {
     // Files written by earlier builds are brought to the current form (upgrade.ts).
     db.data = db.data ? upgradeDocument(db.data as unknown as StoredDocument) : emptyDocument()
     this.records = new Records(db)
     this.commits = new GroupCommit(this.records, persistence)
     // Ids of another run (a restart, another store) are unknown here: such a client is told to reload.
-    this.changes = new ChangeHub(`${this.run}-0`)
+    this.changes = changes ?? new ChangeHub(`${this.run}-0`)
   }
 
   /** Tells the listeners of `changes` about `change`, once durable; resolves with `value` for the caller. */

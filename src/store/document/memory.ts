@@ -1,5 +1,6 @@
 import { Low, Memory } from 'lowdb'
-import type { Store } from '../store.ts'
+import type { ChangeHub } from '../changes.ts'
+import type { Snapshot, Store } from '../store.ts'
 import type { Document } from './document.ts'
 import { DocumentStore } from './document-store.ts'
 import { inMemory } from './persistence.ts'
@@ -7,4 +8,23 @@ import { inMemory } from './persistence.ts'
 /** A store that lives and dies with the process (`--data :memory:`): for tests, demos and fixtures. */
 export function openMemoryStore(): Store {
   return new DocumentStore(new Low<Document>(new Memory<Document>(), null as unknown as Document), inMemory)
+}
+
+/**
+ * A store in memory that starts as `snapshot` (from a document store), announcing its changes on `changes`. It
+ * shares the snapshot's records, which no store edits in place (records.ts freezes them), and copies only the lists
+ * that hold them: a fixture namespace starts in time and memory proportional to the number of records, never to
+ * their size, and the snapshot stays as it was.
+ */
+export function openMemoryStoreFrom(snapshot: Snapshot, changes?: ChangeHub): DocumentStore {
+  const from = snapshot as unknown as Document
+  const document: Document = {
+    version: from.version,
+    counters: { ...from.counters },
+    artists: [...from.artists],
+    albums: [...from.albums],
+    users: [...from.users],
+    credentials: [...from.credentials],
+  }
+  return new DocumentStore(new Low<Document>(new Memory<Document>(), document), inMemory, changes)
 }
