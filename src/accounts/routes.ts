@@ -73,7 +73,7 @@ export const accountRoutes = (accounts: Accounts, guard: ReturnType<typeof authG
           summary: 'Create a user',
           description:
             'Signs up. The email is trimmed, lower-cased and must be unused (409 otherwise), look-alike forms included: full-width, decomposed and upper-case forms of one address (NFKC, then lower case) are the same address. The password is 8–1,024 characters and kept only as an argon2id hash. A body over 16 KiB is 413, unread. Then log in for a bearer token.',
-          tags: ['Accounts'],
+          tags: ['Authentication'],
           security: publicAccess,
         },
       },
@@ -94,7 +94,7 @@ export const accountRoutes = (accounts: Accounts, guard: ReturnType<typeof authG
           summary: 'Log in for a bearer token',
           description:
             'Exchanges email and password for a bearer token (24 hours by default). A wrong password and an unknown email get the same 401; repeated failures get 429 with `Retry-After`. An account holds at most 100 live tokens: a login beyond that revokes the oldest. An account the operator has disabled gets 403 `account-disabled`, and only with the right password. A body over 16 KiB is 413, unread.',
-          tags: ['Accounts'],
+          tags: ['Authentication'],
           security: publicAccess,
         },
       },
@@ -107,7 +107,7 @@ export const accountRoutes = (accounts: Accounts, guard: ReturnType<typeof authG
         summary: 'Who am I',
         description:
           'The user whose bearer token or personal API key the request carries. A service key is 403: it belongs to no user.',
-        tags: ['Accounts'],
+        tags: ['Authentication'],
         security: anyCredential,
       },
     })
@@ -125,7 +125,7 @@ export const accountRoutes = (accounts: Accounts, guard: ReturnType<typeof authG
           summary: 'Revoke the bearer token of this request',
           description:
             'Logs out: the bearer token the request carries stops working at once. Personal API keys are revoked one by one instead (403 here).',
-          tags: ['Accounts'],
+          tags: ['Authentication'],
           security: bearerToken,
         },
       },
@@ -150,7 +150,7 @@ export const accountRoutes = (accounts: Accounts, guard: ReturnType<typeof authG
           summary: 'Create a personal API key',
           description:
             'A key that acts for you in `X-API-Key`, for scripts and pipelines, until you revoke it. Copy it from this answer: it is never shown again. An account holds at most 100 keys that are not revoked: the 101st is 409 until you revoke one.',
-          tags: ['Accounts'],
+          tags: ['Authentication'],
           security: anyCredential,
         },
       },
@@ -177,7 +177,7 @@ export const accountRoutes = (accounts: Accounts, guard: ReturnType<typeof authG
           summary: 'List your personal API keys',
           description:
             'Your personal API keys, a page at a time (`limit` and `offset` as for artists), to recognise them by name and prefix and see when each was last used. Follow `meta.next` for the next page; it is `null` on the last one.',
-          tags: ['Accounts'],
+          tags: ['Authentication'],
           security: anyCredential,
         },
       },
@@ -196,7 +196,7 @@ export const accountRoutes = (accounts: Accounts, guard: ReturnType<typeof authG
           operationId: 'getApiKey',
           summary: 'Get one personal API key',
           description: "One of your personal API keys. Another user's key, or a revoked one, is 404.",
-          tags: ['Accounts'],
+          tags: ['Authentication'],
           security: anyCredential,
         },
       },
@@ -215,7 +215,7 @@ export const accountRoutes = (accounts: Accounts, guard: ReturnType<typeof authG
           operationId: 'revokeApiKey',
           summary: 'Revoke a personal API key',
           description: 'The key stops working at once and leaves your list. Revoking is for good.',
-          tags: ['Accounts'],
+          tags: ['Authentication'],
           security: anyCredential,
         },
       },

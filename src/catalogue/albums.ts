@@ -44,7 +44,7 @@ export const albumRoutes = (catalogue: Catalogue, guard: ReturnType<typeof authG
           summary: "List an artist's albums",
           description:
             'The albums of one artist, a page at a time, in id order. An artist without albums gives an empty page; an unknown artist is 404. `q` and `sort` (extensions of the published contract) search by name and order by year or name; `meta.total` counts the matches and `meta.next` keeps both.',
-          tags: ['Albums'],
+          tags: ['Artists'],
           security: publicAccess,
         },
       },
@@ -63,7 +63,7 @@ export const albumRoutes = (catalogue: Catalogue, guard: ReturnType<typeof authG
           summary: 'Get one album',
           description:
             "One album of an artist, where a new album's `Location` points. An album of another artist is 404 here.",
-          tags: ['Albums'],
+          tags: ['Artists'],
           security: publicAccess,
         },
       },
@@ -90,7 +90,7 @@ export const albumRoutes = (catalogue: Catalogue, guard: ReturnType<typeof authG
           operationId: 'createAlbum',
           summary: 'Add an album to an artist',
           description: `Adds an album to the discography of the artist in the path. \`year\` is the year of first release, from 1900 to next year; left out (or null) it is unset. Answers with \`Location\`. An artist has at most ${MAX_ALBUMS_PER_ARTIST} albums: one more is 409, whoever asks. An account adds at most ${rate(CATALOGUE_LIMITS.albumsPerAccount, 'albums')} (with all its tokens and keys together): past that, 429 with \`Retry-After\`. The operator's service keys are not counted.`,
-          tags: ['Albums'],
+          tags: ['Artists'],
           security: anyCredential,
         },
       },

@@ -88,7 +88,7 @@ export function documentConditional(operation: Operation): void {
 }
 
 /** What an operation's answer is, for the tags' descriptions. */
-const whatOf = (operation: Operation) => (operation.tags?.[0] === 'Albums' ? 'album' : 'artist')
+const whatOf = (operation: Operation) => (operation.operationId.includes('Album') ? 'album' : 'artist')
 
 const sorted = <T>(responses: Record<string, T>): Record<string, T> =>
   Object.fromEntries(Object.entries(responses).sort(([a], [b]) => Number(a) - Number(b)))

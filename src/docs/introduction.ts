@@ -24,13 +24,20 @@ Every error is [RFC 9457](https://www.rfc-editor.org/rfc/rfc9457) problem detail
 \`type\`, such as [\`/problems/validation-error\`](/problems/validation-error), is a page of this server that explains
 the kind of problem. Validation problems list each invalid field (a JSON \`pointer\`) or parameter in \`errors\`.`
 
-/** The groups operations are listed under. */
+/**
+ * The groups operations are listed under. `Artists` and `Authentication` are the first published document's tags,
+ * kept with its operations under them: generators name their services after tags (`ArtistsService`), so code
+ * written against a client generated from that document compiles against one generated from ours.
+ */
 export const tags = [
-  { name: 'Artists', description: 'The legends of Argentine rock: list, read, add and replace them.' },
-  { name: 'Albums', description: 'What each artist recorded, by year of first release.' },
+  {
+    name: 'Artists',
+    description:
+      'The legends of Argentine rock and what each recorded: list, read, add and replace artists; list, read and add their albums.',
+  },
   { name: 'Events', description: 'The changes of the catalogue as they happen, as Server-Sent Events.' },
   {
-    name: 'Accounts',
+    name: 'Authentication',
     description:
       'Sign up, log in for a bearer token, and manage your personal API keys. Everything here but sign-up and login acts for the signed-in user.',
   },

@@ -7,20 +7,27 @@ const hidden = { detail: { hide: true } }
 /**
  * The API's documentation: the OpenAPI 3.1 document at `/openapi.json`, and interactive documentation at `/docs`
  * whose assets are embedded in the executable, so nothing is fetched from elsewhere. `routes` lists every route of
- * the app; the document is built from them on its first request, once, and served as built from then on.
+ * the app; the document is built from them on its first request, once, and served as built from then on, with the
+ * origin each request reached as its server (src/docs/document.ts, `withServer`).
  *
  * @example
  * app.use(docsRoutes(() => app.routes))
  */
 export function docsRoutes(routes: () => readonly InternalRoute[]) {
-  let document: string | undefined
+  // A promise, so that requests arriving together while it is built wait for the one build.
+  let document: Promise<(url: string) => Blob> | undefined
   return new Elysia({ name: 'docs' })
     .get(
       '/openapi.json',
-      async () => {
+      async ({ request }) => {
         // The generator is loaded with the first request for the document, not at start-up (bench/startup.ts).
-        document ??= JSON.stringify((await import('./document.ts')).buildDocument(routes))
-        return new Response(document, { headers: { 'content-type': 'application/json; charset=utf-8' } })
+        document ??= import('./document.ts').then(({ buildDocument, originOf, withServer }) => {
+          const body = withServer(buildDocument(routes))
+          return (url) => body(originOf(url))
+        })
+        return new Response((await document)(request.url), {
+          headers: { 'content-type': 'application/json; charset=utf-8' },
+        })
       },
       hidden,
     )

@@ -65,5 +65,10 @@ export interface OpenApiDocument {
   security: Security
   tags: { name: string; description: string }[]
   paths: Paths
-  components: { schemas: Record<string, Schema>; securitySchemes: Record<string, Schema> }
+  components: {
+    schemas: Record<string, Schema>
+    parameters: Record<string, Parameter>
+    responses: Record<string, Response>
+    securitySchemes: Record<string, Schema>
+  }
 }

@@ -48,7 +48,7 @@ const parseStatus = (plan: Plan) => {
 }
 
 /** Operations for users only: a service key belongs to no one, so they answer it 403. */
-const forUsers = (operation: OperationSpec) => operation.tag === 'Accounts' && operation.schemes.length > 0
+const forUsers = (operation: OperationSpec) => operation.tag === 'Authentication' && operation.schemes.length > 0
 
 const SUCCESS: Record<string, number> = {
   createArtist: 201,

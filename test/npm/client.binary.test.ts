@@ -151,13 +151,7 @@ describe('the types in index.d.ts', () => {
     properties: Record<string, unknown>
     required?: string[]
   }
-  const schemaOf = (name: string): Schema => {
-    if (name === 'AlbumInput') {
-      const body = document.paths['/api/v1/artists/{artistId}/albums']?.post?.requestBody
-      return body?.content['application/json']?.schema as unknown as Schema
-    }
-    return document.components?.schemas?.[name] as unknown as Schema
-  }
+  const schemaOf = (name: string): Schema => document.components?.schemas?.[name] as unknown as Schema
 
   test.each(['Artist', 'ArtistInput', 'Album', 'AlbumInput', 'User', 'Session', 'ApiKey', 'NewApiKey', 'Problem'])(
     '%s has the properties of the document’s schema, and requires only what it requires',
