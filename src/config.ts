@@ -20,6 +20,7 @@ export const USAGE = `Usage: rock-legends [options]
        rock-legends verify FILE | --data FILE|postgres://…
        rock-legends backup FILE [--data FILE|postgres://…]
        rock-legends restore FILE --data FILE|postgres://…
+       rock-legends copy --from FILE|postgres://… --to FILE|postgres://… [--replace]
 
 A catalogue of legendary Argentine rock artists and their albums, served as a REST API.
 
@@ -69,6 +70,9 @@ Commands:
   restore FILE --data TARGET
                            replace everything in the store with the backup FILE, all or nothing, keeping what
                            it replaces aside (no server may use the store meanwhile); see rock-legends backup --help
+  copy --from SOURCE --to TARGET [--replace]
+                           move everything from one store to another (a data file to PostgreSQL, or back),
+                           ids included: every URL, token and key keeps working; see rock-legends copy --help
 `
 
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }
@@ -182,7 +186,7 @@ const SHORT_FORMS: Record<string, string> = { '-h': '--help', '-v': '--version' 
 export function parseArgs(argv: readonly string[], env: Record<string, string | undefined> = {}): Invocation {
   if (argv[0] === 'healthcheck') return parseHealthcheck(argv.slice(1), env)
   if (argv[0] === 'users') return parseUsersArgs(argv.slice(1), env)
-  if (argv[0] === 'verify' || argv[0] === 'backup' || argv[0] === 'restore')
+  if (argv[0] === 'verify' || argv[0] === 'backup' || argv[0] === 'restore' || argv[0] === 'copy')
     return parseOpsArgs(argv[0], argv.slice(1), env)
   const flags = new Map<string, string[]>()
   const valued = new Set(['port', 'host', 'data', 'api-key', 'token-ttl', 'log', 'cors', 'delay', 'db-pool', 'db-wait'])
@@ -216,7 +220,9 @@ export function parseArgs(argv: readonly string[], env: Record<string, string | 
       throw new UsageError(`--${flag} applies to a database only: --data postgres://user@host/database`)
   const fixtures = on('fixtures', 'ROCK_LEGENDS_FIXTURES')
   if (fixtures && isDatabaseUrl(data))
-    throw new UsageError('--fixtures keeps its namespaces in memory: use it over a data file or :memory:, not a database')
+    throw new UsageError(
+      '--fixtures keeps its namespaces in memory: use it over a data file or :memory:, not a database',
+    )
   const seed = last('seed', 'ROCK_LEGENDS_SEED')
   const apiKeys = flags.get('api-key') ?? list(env.ROCK_LEGENDS_API_KEYS ?? '')
   if (apiKeys.some((key) => key.trim() === '')) throw new UsageError('--api-key must not be empty')

@@ -68,7 +68,7 @@ main(process.argv.slice(2)).catch((error: unknown) => {
   // `users` speaks its usage errors in one line (see `rock-legends users --help`).
   if (error instanceof UsageError && process.argv[2] === 'users')
     printErrorLine(`rock-legends users: ${error.message} (see rock-legends users --help)`)
-  else if (error instanceof UsageError && ['verify', 'backup', 'restore'].includes(process.argv[2] ?? ''))
+  else if (error instanceof UsageError && ['verify', 'backup', 'restore', 'copy'].includes(process.argv[2] ?? ''))
     printErrorLine(`rock-legends ${process.argv[2]}: ${error.message} (see rock-legends ${process.argv[2]} --help)`)
   else if (error instanceof UsageError) printErrorLine(`rock-legends: ${error.message}\n\n${USAGE.trimEnd()}`)
   else if (STARTUP_ERRORS.some((kind) => error instanceof kind))

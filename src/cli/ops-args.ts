@@ -1,21 +1,28 @@
 import { UsageError } from '../usage-error.ts'
 
-/** The commands that check, save and put back a whole store. */
-export type OpsCommand = 'verify' | 'backup' | 'restore'
+/** The commands that check, save, put back and move a whole store. */
+export type OpsCommand = 'verify' | 'backup' | 'restore' | 'copy'
 
-/** What `rock-legends verify|backup|restore …` asks for, validated. */
+/** What `rock-legends verify|backup|restore|copy …` asks for, validated. */
 export interface OpsConfig {
   command: OpsCommand
   /** The backup file: the one to check (`verify FILE`), write (`backup FILE`) or read (`restore FILE`). */
   file?: string
   /** The store: a data file or a `postgres://` URL (`--data`, `ROCK_LEGENDS_DATA`; `restore` needs `--data`). */
   data?: string
+  /** `copy`: the store to copy (a data file or a `postgres://` URL), left as it is. */
+  from?: string
+  /** `copy`: the store to fill, a data file or a `postgres://` URL; empty or new unless `replace`. */
+  to?: string
+  /** `copy --replace`: a target that holds records is replaced (what it held is kept aside). */
+  replace?: boolean
 }
 
-/** The text of `rock-legends verify|backup|restore --help`. */
+/** The text of `rock-legends verify|backup|restore|copy --help`. */
 export const OPS_USAGE = `Usage: rock-legends verify FILE | --data FILE|postgres://…
        rock-legends backup FILE [--data FILE|postgres://…]
        rock-legends restore FILE --data FILE|postgres://…
+       rock-legends copy --from FILE|postgres://… --to FILE|postgres://… [--replace]
 
   verify   checks a backup FILE (its format, its checksum and everything it holds), or a store: a data file with
            its journal (read as it is, without its lock, changing nothing) or a database. Exit 0 when sound, 1
@@ -27,15 +34,23 @@ export const OPS_USAGE = `Usage: rock-legends verify FILE | --data FILE|postgres
   restore  replaces everything in the store with the backup FILE, after checking it, all or nothing; the store
            must not be in use by a running server. What it replaces is kept aside, and it says where: a data file
            and its journal as FILE.before-restore-TIME(.journal) beside it; a database's old content as a backup
-           file rock-legends-before-restore-TIME.json beside the backup FILE.
+           file rock-legends.before-restore-TIME.json beside the backup FILE.
+  copy     moves everything a store holds to another, either kind to either kind (a data file to PostgreSQL, or
+           back), ids and counters included, so every URL, token and key keeps working. It checks the source as
+           verify does, refuses a target that holds records unless --replace, and reads the target back after,
+           checking it holds what the source held. Neither store may be in use by a running server (a database:
+           by any other connection); the source is left as it is. With --replace, what the target held is kept
+           aside, as restore keeps it: a data file as FILE.before-copy-TIME(.journal) beside it; a database as the
+           backup file rock-legends.before-copy-TIME.json in the current directory. All or nothing.
 `
 
-/** Reads the arguments after `verify`, `backup` or `restore`. */
+/** Reads the arguments after `verify`, `backup`, `restore` or `copy`. */
 export function parseOpsArgs(
   command: OpsCommand,
   argv: readonly string[],
   env: Record<string, string | undefined>,
 ): { action: 'ops'; config: OpsConfig } | { action: 'ops-help' } {
+  if (command === 'copy') return parseCopyArgs(argv)
   let file: string | undefined
   let data: string | undefined
   for (let i = 0; i < argv.length; i++) {
@@ -62,4 +77,31 @@ export function parseOpsArgs(
   if (command === 'restore' && data === undefined)
     throw new UsageError('restore needs --data FILE|postgres://…, the store to replace')
   return { action: 'ops', config: { command, file, data: data ?? (env.ROCK_LEGENDS_DATA || './data/db.json') } }
+}
+
+/** Reads the arguments after `copy`: both stores are named on purpose, never taken from the environment. */
+function parseCopyArgs(argv: readonly string[]): { action: 'ops'; config: OpsConfig } | { action: 'ops-help' } {
+  const stores: { from?: string; to?: string } = {}
+  let replace = false
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string
+    if (arg === '--help' || arg === '-h') return { action: 'ops-help' }
+    const match = /^--([a-z-]+)(?:=(.*))?$/s.exec(arg)
+    const name = match?.[1]
+    if (name === 'replace' && match?.[2] === undefined) {
+      replace = true
+      continue
+    }
+    if (name !== 'from' && name !== 'to') throw new UsageError(`copy takes --from, --to and --replace, not "${arg}"`)
+    if (stores[name] !== undefined) throw new UsageError(`copy takes one --${name}`)
+    const value = match?.[2] ?? argv[++i]
+    if (value === undefined || value.trim() === '')
+      throw new UsageError(`--${name} needs a data file or a postgres:// URL`)
+    if (value === ':memory:')
+      throw new UsageError(`--${name} :memory: is no store to copy ${name === 'from' ? 'from' : 'to'}`)
+    stores[name] = value
+  }
+  if (stores.from === undefined || stores.to === undefined)
+    throw new UsageError('copy needs --from FILE|postgres://… and --to FILE|postgres://…')
+  return { action: 'ops', config: { command: 'copy', from: stores.from, to: stores.to, replace } }
 }

@@ -3,8 +3,11 @@ import { dirname, join, resolve } from 'node:path'
 import pkg from '../../package.json' with { type: 'json' }
 import { printErrorLine, printLine } from '../log.ts'
 import { BackupFileError, readBackupFile, writeBackupFile } from '../ops/backup-file.ts'
-import { type BackupContent, COLLECTIONS, encodeBackup, type StoreKind } from '../ops/backup-format.ts'
+import { type BackupContent, encodeBackup, type StoreKind } from '../ops/backup-format.ts'
+import { refuseConnectedDatabase, refuseOwnedFile as refuseOwned } from '../ops/owners.ts'
 import { readDataFile } from '../ops/read-data-file.ts'
+import { RefusedError } from '../ops/refused-error.ts'
+import { count, listProblems, storeName as named } from '../ops/report.ts'
 import { asideName } from '../ops/restore-data-file.ts'
 import { type Problem, storeProblems } from '../ops/store-problems.ts'
 import type { StoredDocument } from '../store/document/document.ts'
@@ -13,42 +16,6 @@ import { DataFileError, DataFileLockedError } from '../store/json-file/errors.ts
 import { isDatabaseUrl } from '../store/open-store.ts'
 import { StoreUnavailableError } from '../store/store.ts'
 import type { OpsConfig } from './ops-args.ts'
-
-/** The command refused to go on, and says why: exit 1. */
-class RefusedError extends Error {
-  override name = 'RefusedError'
-}
-
-/** The most problems listed one per line: past that, a count says how many more. */
-const MAX_LISTED = 1000
-
-const count = (content: BackupContent) =>
-  COLLECTIONS.map((name) => `${content[name].length} ${content[name].length === 1 ? name.slice(0, -1) : name}`).join(
-    ', ',
-  )
-
-/** Lists `problems`, one a line, and how many there are. */
-function listProblems(label: string, problems: readonly Problem[]): void {
-  for (const { where, what } of problems.slice(0, MAX_LISTED)) printLine(`${where}: ${what}`)
-  if (problems.length > MAX_LISTED) printLine(`… and ${problems.length - MAX_LISTED} more`)
-  printLine(`${label}: ${problems.length} problem${problems.length === 1 ? '' : 's'} found`)
-}
-
-/** The store's name for messages: a database's host, port and name (never its password), or the file as given. */
-async function named(data: string): Promise<string> {
-  if (!isDatabaseUrl(data)) return data
-  const { describeTarget } = await import('../store/sql/connect.ts')
-  return `the database at ${describeTarget(data)}`
-}
-
-/** Refuses a data file a running server owns (the kernel says whether one holds its lock), naming its pid. */
-async function refuseOwned(file: string, what: string): Promise<void> {
-  const { lockOwner } = await import('../store/json-file/lock.ts')
-  const owner = lockOwner(resolve(file))
-  if (!owner) return
-  const who = owner.running && owner.pid !== undefined ? `the server with pid ${owner.pid}` : 'another process'
-  throw new RefusedError(`${file} is in use by ${who}: ${what}`)
-}
 
 /** Everything the store `data` holds, read whole, and the kind of store; refuses one with problems. */
 async function readStore(data: string): Promise<{ content: BackupContent; store: StoreKind }> {
@@ -183,16 +150,12 @@ async function restore(config: OpsConfig): Promise<number> {
     )
     return 0
   }
-  const { otherSessions, openDatabase, readDatabase, restoreDatabase } = await import('../ops/database.ts')
+  const { forgetResetPoint, openDatabase, readDatabase, restoreDatabase } = await import('../ops/database.ts')
   const name = await named(data)
-  const sessions = await otherSessions(data)
-  if (sessions.length > 0)
-    throw new RefusedError(
-      `${name} is in use by ${sessions.length} other connection${sessions.length === 1 ? '' : 's'} (${sessions
-        .slice(0, 5)
-        .map((s) => `pid ${s.pid} from ${s.client}${s.application ? ` (${s.application})` : ''} since ${s.since}`)
-        .join('; ')}): a restore replaces a store only while no server uses it; stop the replicas first`,
-    )
+  await refuseConnectedDatabase(
+    data,
+    'a restore replaces a store only while no server uses it; stop the replicas first',
+  )
   const store = await openDatabase(data)
   try {
     const old = await readDatabase(store)
@@ -202,6 +165,8 @@ async function restore(config: OpsConfig): Promise<number> {
       aside,
       encodeBackup({ takenAt: new Date().toISOString(), store: 'postgresql', build: pkg.version }, old),
     )
+    // The reset point (--allow-reset) was taken of the data replaced: a replica would otherwise reset to it.
+    await forgetResetPoint(data)
     await restoreDatabase(store, content)
     printLine(`restored ${file} into ${name}: ${count(content)}, in one transaction`)
     printLine(`the data it replaced is kept in ${aside} (a backup: rock-legends restore ${aside} --data …)`)
@@ -212,13 +177,18 @@ async function restore(config: OpsConfig): Promise<number> {
 }
 
 /**
- * `rock-legends verify|backup|restore …`: runs the command, prints what it did (or each problem) on stdout and a
+ * `rock-legends verify|backup|restore|copy …`: runs the command, prints what it did (or each problem) on stdout and a
  * refusal as one line on stderr, and resolves with the exit code: 0 done (sound), 1 refused or problems found.
  */
 export async function opsCommand(config: OpsConfig): Promise<number> {
   try {
     if (config.command === 'verify') return await verify(config)
     if (config.command === 'backup') return await backup(config)
+    if (config.command === 'copy') {
+      const { copyStore } = await import('../ops/copy.ts')
+      await copyStore({ from: config.from as string, to: config.to as string, replace: config.replace })
+      return 0
+    }
     return await restore(config)
   } catch (error) {
     if (

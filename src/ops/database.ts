@@ -52,3 +52,17 @@ export async function restoreDatabase(store: SqlStore, content: BackupContent): 
 
 /** The database's host, port and name, never its password: for messages. */
 export const databaseName = describeTarget
+
+/**
+ * Forgets the database's reset point (`rl_snapshots`, see `Store.resetPoint`): one taken of the data a copy replaces
+ * would bring that data back at the next `POST /__admin/reset`. The next replica started with `--allow-reset` takes
+ * a new one. Done before the data is replaced: a copy stopped between leaves the old data, without a reset point.
+ */
+export async function forgetResetPoint(url: string): Promise<void> {
+  const sql = await connectSql(url, { pool: 1, waitMs: 5000 })
+  try {
+    await sql`DELETE FROM rl_snapshots`
+  } finally {
+    await sql.close()
+  }
+}

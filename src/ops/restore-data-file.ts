@@ -9,8 +9,12 @@ import { randomSuffix } from '../store/json-file/owned-file.ts'
 import type { BackupContent } from './backup-format.ts'
 import { readDataFile } from './read-data-file.ts'
 
-/** The name the data file (and, with `.journal`, its journal) is kept under after a restore replaced it. */
-export const asideName = (file: string, at: Date) => `${file}.before-restore-${at.toISOString().replace(/[:.]/g, '-')}`
+/**
+ * The name the data file (and, with `.journal`, its journal) is kept under after a restore (or, with `by` `copy`, a
+ * copy) replaced it.
+ */
+export const asideName = (file: string, at: Date, by: 'restore' | 'copy' = 'restore') =>
+  `${file}.before-${by}-${at.toISOString().replace(/[:.]/g, '-')}`
 
 /**
  * Copies `from` to `to` whole or not at all: to a temporary name (one the server's clean-up of leftovers knows),
@@ -46,33 +50,51 @@ async function keepCopy(from: string, to: string): Promise<void> {
  * A damaged old data file cannot be folded: its journal is removed without it (both are kept aside).
  */
 export async function restoreDataFile(file: string, content: BackupContent): Promise<string[]> {
-  const location = resolve(file)
-  mkdirSync(dirname(location), { recursive: true, mode: 0o755 })
-  checkDataDirectory(location)
+  const location = prepareDataDirectory(file)
   const release = lockDataFile(location)
   try {
-    const journal = `${location}.journal`
-    const name = asideName(location, new Date())
-    const aside: string[] = []
-    for (const [path, kept] of [
-      [location, name],
-      [journal, `${name}.journal`],
-    ] as const)
-      if (existsSync(path)) {
-        await keepCopy(path, kept)
-        aside.push(kept)
-      }
-    if (aside.length > 0) await syncDirectory(dirname(location))
-    const target = new DurableJsonFile(location)
-    if (existsSync(journal)) {
-      const old = readDataFile(location)
-      if (old.document && old.problems.length === 0) await target.write(old.document as Document)
-      rmSync(journal)
-      await syncDirectory(dirname(location))
-    }
-    await target.write(content as unknown as Document)
-    return aside
+    return await replaceDataFile(location, content, 'restore')
   } finally {
     release()
   }
+}
+
+/** Creates the directory of the data file `file` if needed and checks it as a server would; answers the full path. */
+export function prepareDataDirectory(file: string): string {
+  const location = resolve(file)
+  mkdirSync(dirname(location), { recursive: true, mode: 0o755 })
+  checkDataDirectory(location)
+  return location
+}
+
+/**
+ * The steps of {@link restoreDataFile} for a caller that already holds the lock of `location` (a full path): keeps the
+ * old data file and journal aside under the names of {@link asideName} for `by`, and answers them.
+ */
+export async function replaceDataFile(
+  location: string,
+  content: BackupContent,
+  by: 'restore' | 'copy',
+): Promise<string[]> {
+  const journal = `${location}.journal`
+  const name = asideName(location, new Date(), by)
+  const aside: string[] = []
+  for (const [path, kept] of [
+    [location, name],
+    [journal, `${name}.journal`],
+  ] as const)
+    if (existsSync(path)) {
+      await keepCopy(path, kept)
+      aside.push(kept)
+    }
+  if (aside.length > 0) await syncDirectory(dirname(location))
+  const target = new DurableJsonFile(location)
+  if (existsSync(journal)) {
+    const old = readDataFile(location)
+    if (old.document && old.problems.length === 0) await target.write(old.document as Document)
+    rmSync(journal)
+    await syncDirectory(dirname(location))
+  }
+  await target.write(content as unknown as Document)
+  return aside
 }

@@ -417,6 +417,26 @@ describe.skipIf(skipWithoutPostgres())('a PostgreSQL database', () => {
     expect(refused.stderr).toContain('pid ')
   }, 60_000)
 
+  test('a restore into a database forgets its reset point: a replica with --allow-reset resets to what was restored', async () => {
+    const dir = directory()
+    const source = await database()
+    const seeded = await serve(source, ['--seed'])
+    await populate(seeded)
+    await stop(seeded)
+    const backup = join(dir, 'backup.json')
+    expect(await rl('backup', backup, '--data', source)).toMatchObject({ code: 0 })
+    // The target's reset point is the seeded catalogue (32 artists), taken by its first replica with --allow-reset.
+    const target = await database()
+    await stop(await serve(target, ['--seed', '--allow-reset']))
+    expect(await rl('restore', backup, '--data', target)).toMatchObject({ code: 0 })
+    const replica = await serve(target, ['--allow-reset'])
+    const reset = await fetch(`${replica.url}/__admin/reset`, { method: 'POST', headers: { 'x-api-key': KEY } })
+    expect(reset.status).toBe(204)
+    const page = (await (await fetch(`${replica.url}/api/v1/artists?limit=1`)).json()) as { meta: { total: number } }
+    expect(page.meta.total).toBe(33)
+    await stop(replica)
+  }, 60_000)
+
   test('a JSON backup restores into PostgreSQL and back, equal to the original', async () => {
     const dir = directory()
     const data = join(dir, 'db.json')

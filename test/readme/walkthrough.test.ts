@@ -47,8 +47,11 @@ const PAGE_ERRORS: Record<string, string[]> = {
   ],
 }
 
-/** The database of the replicas section, which the test points at a fresh one of its own PostgreSQL. */
-const DOCS_DATABASE = 'postgres://postgres@/rock_legends?host=/var/run/postgresql'
+/** The databases the docs name (the replicas section's, the move's): the test points each at a fresh one of its own. */
+const DOCS_DATABASE = /postgres:\/\/postgres@\/\w+\?host=\/var\/run\/postgresql/
+const docsDatabases = (blocks: Block[]) => [
+  ...new Set(blocks.flatMap((block) => block.text.match(new RegExp(DOCS_DATABASE, 'g')) ?? [])),
+]
 /** The ports the replicas listen on in the docs, which the test moves to free ones. */
 const REPLICA_PORTS = ['3001', '3002']
 
@@ -99,19 +102,19 @@ const END = '@@ walkthrough: end @@'
 interface Places {
   port: number
   replicaPorts: number[]
-  /** A fresh database's URL; `undefined` when this machine has no PostgreSQL (then the blocks using it are skipped). */
-  database: string | undefined
+  /** Each docs database's fresh one; `undefined` when this machine has no PostgreSQL (the blocks using one are skipped). */
+  databases: Map<string, string> | undefined
 }
 
 /** One bash script of a session's blocks, in order, each announced on stdout and named for the ERR trap. */
-function script(blocks: Block[], { port, replicaPorts, database }: Places): string {
+function script(blocks: Block[], { port, replicaPorts, databases }: Places): string {
   const health = `http://127.0.0.1:${port}/healthz`
   const parts = [
     'set -euo pipefail',
     `trap 'echo "walkthrough: the block at $WALKTHROUGH_AT failed (exit $?)" >&2' ERR`,
   ]
   for (const block of blocks) {
-    if (block.text.includes(DOCS_DATABASE) && database === undefined) continue
+    if (DOCS_DATABASE.test(block.text) && databases === undefined) continue
     parts.push(`WALKTHROUGH_AT='${where(block)}'`, `printf '\\n%s\\n' '${begin(block)}'`, block.text)
     if (block.marker === 'background')
       parts.push(
@@ -125,7 +128,7 @@ function script(blocks: Block[], { port, replicaPorts, database }: Places): stri
     text = text.replaceAll(`127.0.0.1:${docsPort}`, `127.0.0.1:${replicaPorts[i]}`)
     text = text.replaceAll(`--port ${docsPort}`, `--port ${replicaPorts[i]}`)
   })
-  if (database) text = text.replaceAll(DOCS_DATABASE, database)
+  for (const [docs, fresh] of databases ?? []) text = text.replaceAll(docs, fresh)
   return `${text}\n`
 }
 
@@ -190,16 +193,18 @@ async function runSession(session: Session, binary: string): Promise<Outcome> {
   const port = freePort()
   // The replicas section needs PostgreSQL: the harness's own (under CI=true it must be there; elsewhere its blocks
   // are skipped, saying so).
-  let database: string | undefined
-  if (session.blocks.some((block) => block.text.includes(DOCS_DATABASE))) {
+  let databases: Map<string, string> | undefined
+  const named = docsDatabases(session.blocks)
+  if (named.length > 0) {
     if (!skipWithoutPostgres()) {
       const postgres = await testPostgres()
-      database = postgres.url(await postgres.freshDatabase())
-    } else console.warn(`${session.page}: the replicas section is not run: ${postgresAvailable()}`)
+      databases = new Map()
+      for (const docs of named) databases.set(docs, postgres.url(await postgres.freshDatabase()))
+    } else console.warn(`${session.page}: the blocks that need PostgreSQL are not run: ${postgresAvailable()}`)
   }
-  const ran = session.blocks.filter((block) => database !== undefined || !block.text.includes(DOCS_DATABASE))
+  const ran = session.blocks.filter((block) => databases !== undefined || !DOCS_DATABASE.test(block.text))
   const file = join(dir, 'walkthrough.sh')
-  writeFileSync(file, script(session.blocks, { port, replicaPorts: [freePort(), freePort()], database }))
+  writeFileSync(file, script(session.blocks, { port, replicaPorts: [freePort(), freePort()], databases }))
   const child = Bun.spawn(['bash', file], {
     cwd: work,
     env: { PATH: process.env.PATH ?? '', HOME: work, PORT: String(port) },
