@@ -2,8 +2,8 @@
 /**
  * `bun run pack`: the npm packages as tarballs in `dist/npm/`, in the pattern esbuild and Biome use. One main package,
  * `rock-legends` (the `npx rock-legends` launcher and a small JavaScript library with its types, from `npm/rock-legends/`),
- * lists one package per platform as `optionalDependencies`; each platform package carries one executable and declares
- * its `os` and `cpu`, so npm installs only the one that matches. Nothing runs at install time.
+ * lists one package per platform packed beside it as `optionalDependencies`; each platform package carries one
+ * executable and declares its `os` and `cpu`, so npm installs only the one that matches. Nothing runs at install time.
  *
  * Every version is the root package.json's. This machine's executable is built when it is older than its sources; the
  * other platforms' are packed when `bun run build:all` left them up to date, or built first with `--all`.
@@ -101,8 +101,14 @@ async function stagePlatform(target: ReleaseTarget, executable: string, version:
   return dir
 }
 
-/** Stages the main package: the template, a CommonJS build beside the ES module, and the platform packages it lists. */
-async function stageMain(version: string): Promise<string> {
+/**
+ * Stages the main package: the template, a CommonJS build beside the ES module, and the platform packages it lists:
+ * those packed beside it (every one after `build:all`, which is what may be published), never one that is not. npm
+ * cannot lock an optional dependency that no registry has (npm/cli#9846: `npm install` leaves it out of the lockfile,
+ * then `npm ci` refuses that lockfile), so a set installed from the tarballs themselves, before publication, must name
+ * no package missing from the set.
+ */
+async function stageMain(version: string, platforms: readonly ReleaseTarget[]): Promise<string> {
   const dir = join(STAGE, 'rock-legends')
   for (const sub of ['bin', 'lib']) {
     mkdirSync(join(dir, sub), { recursive: true })
@@ -124,8 +130,8 @@ async function stageMain(version: string): Promise<string> {
   copyFileSync(join(TEMPLATE, 'lib/index.d.ts'), join(dir, 'lib/index.d.cts'))
   const manifest = JSON.parse(readFileSync(join(TEMPLATE, 'package.json'), 'utf8'))
   manifest.version = version
-  // Every platform, built here or not: npm picks the one package whose os and cpu match, and fetches no other.
-  manifest.optionalDependencies = Object.fromEntries(TARGETS.map((target) => [platformPackageOf(target), version]))
+  // npm picks the one package whose os and cpu match, and fetches no other.
+  manifest.optionalDependencies = Object.fromEntries(platforms.map((target) => [platformPackageOf(target), version]))
   await writeJson(join(dir, 'package.json'), manifest)
   return dir
 }
@@ -149,8 +155,8 @@ export async function pack({ all = false } = {}): Promise<PackResult> {
   }
   rmSync(NPM_DIST, { recursive: true, force: true })
   mkdirSync(STAGE, { recursive: true })
-  const dirs = [await stageMain(version)]
-  const platforms: string[] = []
+  const staged: string[] = []
+  const packedTargets: ReleaseTarget[] = []
   const skipped: string[] = []
   for (const target of TARGETS) {
     const executable = executableFor(target)
@@ -160,9 +166,11 @@ export async function pack({ all = false } = {}): Promise<PackResult> {
       )
       continue
     }
-    dirs.push(await stagePlatform(target, executable, version))
-    platforms.push(target.name)
+    staged.push(await stagePlatform(target, executable, version))
+    packedTargets.push(target)
   }
+  const dirs = [await stageMain(version, packedTargets), ...staged]
+  const platforms = packedTargets.map((target) => target.name)
   const tarballs = dirs.map((dir) => {
     const [packed] = JSON.parse(run(['npm', 'pack', '--json', '--pack-destination', NPM_DIST], dir)) as {
       filename: string
@@ -173,9 +181,20 @@ export async function pack({ all = false } = {}): Promise<PackResult> {
   return { version, tarballs, platforms, skipped }
 }
 
-/** `npm publish --dry-run` on a tarball; throws with npm's output if it fails. */
-export const publishDryRun = (tarball: string) =>
-  run(['npm', 'publish', '--dry-run', '--access', 'public', '--tag', 'latest', tarball], NPM_DIST)
+/**
+ * `npm publish --dry-run` on a tarball; throws with npm's output if it fails, and, before npm is asked, if it is the
+ * main package and does not name every platform's package (a pack of this machine's platform alone is for installing
+ * from the tarballs, never for the registry).
+ */
+export function publishDryRun(tarball: string): string {
+  const read = Bun.spawnSync(['tar', '-xzOf', tarball, 'package/package.json'], { stdout: 'pipe', stderr: 'pipe' })
+  if (read.exitCode !== 0) throw new Error(`cannot read ${tarball}: ${read.stderr}`)
+  const manifest = JSON.parse(read.stdout.toString()) as { name: string; optionalDependencies?: object }
+  const missing = TARGETS.map(platformPackageOf).filter((name) => !(name in (manifest.optionalDependencies ?? {})))
+  if (manifest.name === 'rock-legends' && missing.length)
+    throw new Error(`${tarball} does not name ${missing.join(', ')}: pack every platform (bun run pack --all)`)
+  return run(['npm', 'publish', '--dry-run', '--access', 'public', '--tag', 'latest', tarball], NPM_DIST)
+}
 
 if (import.meta.main) {
   const args = new Set(process.argv.slice(2))

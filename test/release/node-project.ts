@@ -1,12 +1,23 @@
 import { createHash } from 'node:crypto'
 import { cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { basename, join, resolve } from 'node:path'
-import { type PackResult, pack, SCOPE } from '../../scripts/pack.ts'
+import { NPM_DIST, type PackResult, pack, SCOPE } from '../../scripts/pack.ts'
 import { ensureBinary, removeDir, tempDir } from '../support/binary.ts'
 
 const ROOT = resolve(import.meta.dir, '../..')
 /** The recipes of docs/testing-with-rock-legends.md, each a Node project of its own. */
 export const RECIPES = join(ROOT, 'npm/recipes')
+
+/**
+ * The recipes of docs/testing-with-rock-legends.md: each folder's files, the test runner the docs install for it
+ * (pinned), the command the docs run it with, and what that prints when both tests passed.
+ */
+export const RECIPE_RUNS = [
+  { recipe: 'node-test', runner: [], command: 'node --test', passed: /^# pass 2$/m },
+  { recipe: 'vitest', runner: ['vitest@4.1.12'], command: 'npx vitest run', passed: /Tests\s+2 passed/ },
+  { recipe: 'jest', runner: ['jest@30.5.2'], command: 'npx jest', passed: /Tests:\s+2 passed, 2 total/ },
+  { recipe: 'playwright', runner: ['@playwright/test@1.65.1'], command: 'npx playwright test', passed: /2 passed/ },
+] as const
 
 /** Whether Node.js and npm are on this machine; without them the npm tests skip, unless CI=true, where they fail. */
 export const hasNode = Bun.which('node') !== null && Bun.which('npm') !== null
@@ -44,11 +55,14 @@ export function startScopeRegistry(packed: PackResult) {
     const manifest = manifestOf(file)
     if (manifest.name.startsWith(`${SCOPE}/`)) packages.set(manifest.name, { manifest, file })
   }
+  /** Every path asked of it, in order. */
+  const requests: string[] = []
   const server = Bun.serve({
     port: 0,
     hostname: '127.0.0.1',
     fetch(request) {
       const path = decodeURIComponent(new URL(request.url).pathname)
+      requests.push(path)
       const tarball = /^\/-\/([^/]+\.tgz)$/.exec(path)?.[1]
       if (tarball) {
         const found = [...packages.values()].find((each) => basename(each.file) === tarball)
@@ -74,7 +88,7 @@ export function startScopeRegistry(packed: PackResult) {
       })
     },
   })
-  return { url: `http://127.0.0.1:${server.port}/`, stop: () => server.stop(true) }
+  return { url: `http://127.0.0.1:${server.port}/`, requests, stop: () => server.stop(true) }
 }
 
 let nodeOnly: Record<string, string> | undefined
@@ -117,28 +131,61 @@ export async function run(command: string[], cwd: string, env: Record<string, st
   return { code, stdout, stderr, output: `${stdout}\n${stderr}` }
 }
 
+/** The lines of `.npmrc` every project here gets: quiet, and npm's cache first (the runners are pinned). */
+const QUIET_NPMRC = ['audit=false', 'fund=false', 'update-notifier=false', 'prefer-offline=true']
+
 /**
- * A fresh Node project in a temporary directory: the files of `recipe` (a folder of {@link RECIPES}, or none), then
- * `npm install` of the packed main package (its platform package from {@link startScopeRegistry}) and of the
- * recipe's pinned test runner, from npm's cache when it has it, else from the registry this machine reaches.
+ * A fresh Node project in a temporary directory, as after publication: `npm install` of the packed main package,
+ * its platform package taken from {@link startScopeRegistry} by `os` and `cpu` as npm would take it from the registry.
  */
-export async function installProject(packed: PackResult, registry: string, recipe?: string): Promise<string> {
-  const dir = tempDir(`rock-legends-${recipe ?? 'project'}-`)
-  if (recipe) cpSync(join(RECIPES, recipe), dir, { recursive: true })
-  else writeFileSync(join(dir, 'package.json'), `${JSON.stringify({ private: true, type: 'module' })}\n`)
-  writeFileSync(
-    join(dir, '.npmrc'),
-    [
-      `${SCOPE}:registry=${registry}`,
-      'audit=false',
-      'fund=false',
-      'update-notifier=false',
-      'prefer-offline=true',
-      '',
-    ].join('\n'),
-  )
+export async function installProject(packed: PackResult, registry: string): Promise<string> {
+  const dir = tempDir('rock-legends-project-')
+  writeFileSync(join(dir, 'package.json'), `${JSON.stringify({ private: true, type: 'module' })}\n`)
+  writeFileSync(join(dir, '.npmrc'), [`${SCOPE}:registry=${registry}`, ...QUIET_NPMRC, ''].join('\n'))
   const main = packed.tarballs[0] as string
   const install = await run(['npm', 'install', '--no-audit', '--no-fund', '--loglevel=error', main], dir)
   if (install.code !== 0) throw new Error(`npm install failed in ${dir}:\n${install.output}`)
+  return dir
+}
+
+/**
+ * The commands docs/testing-with-rock-legends.md gives to use the packages before they are published, in a project
+ * directory beside the clone whose `bun run pack` wrote `dist/npm/`: the platform packages first, as optional
+ * dependencies (npm installs the one whose os and cpu match and locks them all), then the main package.
+ */
+export const documentedInstall = (version: string, dist = '../rock-legends/dist/npm') => [
+  `npm install --save-optional ${dist}/rock-legends-*-${version}.tgz`,
+  `npm install --save-dev ${dist}/rock-legends-${version}.tgz`,
+]
+
+/**
+ * A project made the way docs/testing-with-rock-legends.md tells a user: `npm init -y` in an empty directory (a
+ * CommonJS project: npm init writes no `"type": "module"`), then {@link documentedInstall} from `dist/npm/` (through
+ * `sh`, glob and all), then `npm install --save-dev` of `runner` (the recipe's pinned test runner, if any), then the
+ * files of `recipe` copied in as they are. The project's package.json is npm's, never one of a recipe's. Returns the
+ * project's directory, `my-tests` in a temporary one. `@rock-legends/*` is looked up in `registry` (give one that has
+ * nothing, to see that nothing is asked).
+ */
+export async function documentedProject(
+  packed: PackResult,
+  registry: string,
+  recipe: string,
+  runner: readonly string[] = [],
+): Promise<string> {
+  // npm init names the project after its directory, which must then be a valid package name.
+  const dir = join(tempDir(`rock-legends-${recipe}-`), 'my-tests')
+  mkdirSync(dir)
+  writeFileSync(join(dir, '.npmrc'), [`${SCOPE}:registry=${registry}`, ...QUIET_NPMRC, ''].join('\n'))
+  const steps = [
+    'npm init -y',
+    ...documentedInstall(packed.version, NPM_DIST),
+    ...(runner.length ? [`npm install --save-dev ${runner.join(' ')}`] : []),
+  ]
+  for (const step of steps) {
+    const result = await run(['sh', '-c', `${step} --loglevel=error`], dir)
+    if (result.code !== 0) throw new Error(`${step} failed in ${dir}:\n${result.output}`)
+  }
+  const own = join(RECIPES, recipe, 'package.json')
+  cpSync(join(RECIPES, recipe), dir, { recursive: true, filter: (file) => file !== own })
   return dir
 }

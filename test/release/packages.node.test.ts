@@ -5,11 +5,13 @@ import { hostTarget, type PackResult, platformPackageOf, publishDryRun } from '.
 import { TARGETS } from '../../scripts/release.ts'
 import { removeDir, tempDir } from '../support/binary.ts'
 import {
+  documentedInstall,
   hasNode,
   installProject,
   manifestOf,
   nodeOnlyEnv,
   packOnce,
+  RECIPE_RUNS,
   RECIPES,
   run,
   startScopeRegistry,
@@ -85,10 +87,9 @@ describe.skipIf(!hasNode)('the npm packages', () => {
       expect(manifestOf(file).version).toBe(version)
       expect(file.startsWith(join(ROOT, 'dist/npm/'))).toBe(true)
     }
+    // The platforms packed beside it, and no other: npm could not lock one that no registry has (npm ci would refuse).
     const main = manifestOf(packed.tarballs[0] as string)
-    expect(main.optionalDependencies).toEqual(
-      Object.fromEntries(TARGETS.map((target) => [platformPackageOf(target), version])),
-    )
+    expect(main.optionalDependencies).toEqual(Object.fromEntries(names.slice(1).map((name) => [name, version])))
   }, 60_000)
 
   test('the main package holds the launcher, the ES module, its CommonJS twin and types; no executable', () => {
@@ -106,6 +107,7 @@ describe.skipIf(!hasNode)('the npm packages', () => {
         'lib/index.d.cts',
         'lib/index.d.ts',
         'lib/index.js',
+        'lib/namespace.js',
         'lib/server.js',
         'package.json',
       ].map((file) => `package/${file}`),
@@ -127,8 +129,11 @@ describe.skipIf(!hasNode)('the npm packages', () => {
     }
   }, 60_000)
 
-  test('npm publish --dry-run passes on every tarball', () => {
-    for (const tarball of packed.tarballs) expect(publishDryRun(tarball)).toBeDefined()
+  test('npm publish --dry-run passes on every tarball; a main package short of a platform is refused first', () => {
+    const [main, ...platforms] = packed.tarballs as [string, ...string[]]
+    for (const tarball of platforms) expect(publishDryRun(tarball)).toBeDefined()
+    if (packed.platforms.length === TARGETS.length) expect(publishDryRun(main)).toBeDefined()
+    else expect(() => publishDryRun(main)).toThrow(/does not name @rock-legends\/.*bun run pack --all/)
   }, 120_000)
 
   test('npm installs this platform’s package only, and `npx rock-legends --version` runs with no Bun', async () => {
@@ -192,8 +197,8 @@ describe.skipIf(!hasNode)('the npm packages', () => {
           const out = JSON.parse((await run([node, 'lifecycle.mjs'], project)).stdout)
           expect(out).toMatchObject({ id: 33, total: 32 })
           expect(alive(out.pid)).toBe(false)
-          cpSync(join(RECIPES, 'node-test/catalogue.test.js'), join(project, 'recipe.test.js'))
-          const recipe = await run([node, '--test', 'recipe.test.js'], project)
+          cpSync(join(RECIPES, 'node-test/catalogue.test.mjs'), join(project, 'recipe.test.mjs'))
+          const recipe = await run([node, '--test', 'recipe.test.mjs'], project)
           expect(recipe.output).toMatch(/^# pass 2$/m)
           expect(recipe.code).toBe(0)
         } finally {
@@ -383,7 +388,7 @@ export const used = [band, year, key, nullBand]
 describe('docs/testing-with-rock-legends.md', () => {
   const readme = readFileSync(join(ROOT, 'docs/testing-with-rock-legends.md'), 'utf8')
   const recipeFiles = [
-    'node-test/catalogue.test.js',
+    'node-test/catalogue.test.mjs',
     'vitest/catalogue.test.ts',
     'jest/catalogue.test.js',
     'playwright/playwright.config.js',
@@ -396,5 +401,18 @@ describe('docs/testing-with-rock-legends.md', () => {
     expect(
       shown ? 'shown as it is' : `docs/testing-with-rock-legends.md does not show npm/recipes/${file} as it is`,
     ).toBe('shown as it is')
+  })
+  // What test/release/recipes.node.test.ts runs in a project it makes with `npm init -y`.
+  test.each([
+    ...documentedInstall(version),
+    ...RECIPE_RUNS.flatMap(({ runner, command }) => [
+      ...(runner.length ? [`npm install --save-dev ${runner.join(' ')}`] : []),
+      command,
+    ]),
+  ])('shows the tested command `%s`', (command) => {
+    // As inline code, or as a line of a code block.
+    const lines = readme.split('\n').map((line) => line.trim())
+    const shown = readme.includes(`\`${command}\``) || lines.some((line) => line.startsWith(command))
+    expect(shown ? 'shown' : `docs/testing-with-rock-legends.md does not show \`${command}\``).toBe('shown')
   })
 })
