@@ -2,6 +2,7 @@ import { Elysia, t } from 'elysia'
 import { AccountAdmin } from './accounts/admin.ts'
 import { accountRoutes } from './accounts/routes.ts'
 import { ACCOUNT_LIMITS, type AccountLimits, Accounts } from './accounts/service.ts'
+import { backupRoutes } from './admin/backup.ts'
 import { type Reset, resetRoutes } from './admin/reset.ts'
 import { adminUserRoutes } from './admin/users.ts'
 import { requestClient } from './auth/client-key.ts'
@@ -25,6 +26,7 @@ import { requestLog } from './http/request-log.ts'
 import { absoluteTargets } from './http/request-target.ts'
 import { securityHeaders } from './http/security-headers.ts'
 import type { AccessEntry } from './log.ts'
+import type { StoreKind } from './ops/backup-format.ts'
 import type { ServerOptions } from './options.ts'
 import type { Store } from './store/store.ts'
 import { webRoutes } from './web/routes.ts'
@@ -36,6 +38,8 @@ import { webRoutes } from './web/routes.ts'
 export interface AppOptions
   extends Pick<ServerOptions, 'apiKeys' | 'tokenTtlMs' | 'cors' | 'delay' | 'readOnly' | 'ui' | 'signup'> {
   store: Store
+  /** What kind of store `store` is, as backups name it: `json-file` (a data file, or memory; the default) or `postgresql`. */
+  storeKind?: StoreKind
   /** Where unexpected failures are reported; defaults to stderr. */
   report?: ErrorReporter
   /** The clock; tests inject their own. */
@@ -68,6 +72,7 @@ const DAY_MS = 86_400_000
  */
 export function createApp({
   store,
+  storeKind = 'json-file',
   apiKeys = [],
   report = defaultReport,
   now = () => new Date(),
@@ -136,6 +141,8 @@ export function createApp({
       .use(fixtureRoutes(fixtureFront, guard))
       // The operator's accounts (`rock-legends users` while this server owns the data file): service keys only.
       .use(adminUserRoutes(new AccountAdmin(store, now, passwords), guard))
+      // A backup of the running store, streamed (`rock-legends backup` while this server owns the data file).
+      .use(backupRoutes(store, storeKind, guard))
   )
 }
 

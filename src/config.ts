@@ -48,6 +48,9 @@ Options (each can also be set by the environment variable shown):
                         (ROCK_LEGENDS_NO_UI)
   --no-signup           close sign-up: POST /api/v1/user/signup answers 403; existing accounts keep working
                         (ROCK_LEGENDS_NO_SIGNUP)
+  --backup-every D      take a backup while serving every D, e.g. 6h (ROCK_LEGENDS_BACKUP_EVERY, default off)
+  --backup-dir DIR      where they go (ROCK_LEGENDS_BACKUP_DIR, default ./backups)
+  --backup-keep N       how many to keep, the oldest removed (ROCK_LEGENDS_BACKUP_KEEP, default 7)
   -h, --help            show this help
   -v, --version         show the version
 
@@ -179,6 +182,22 @@ function parsePool(text: string): number {
   return pool
 }
 
+/** The scheduled backups' options: all unset without `--backup-every`, which the other two need. */
+function parseBackups(every: string | undefined, dir: string | undefined, keep: string | undefined) {
+  if (every === undefined || every === '') {
+    if (dir !== undefined || keep !== undefined)
+      throw new UsageError('--backup-dir and --backup-keep need --backup-every, e.g. --backup-every 6h')
+    return {}
+  }
+  const backupEveryMs = parseDuration(every, '--backup-every')
+  if (backupEveryMs < 1000) throw new UsageError(`--backup-every must be at least 1s, not "${every}"`)
+  if (dir !== undefined && dir.trim() === '') throw new UsageError('--backup-dir must name a directory')
+  const backupKeep = keep === undefined ? 7 : Number(keep)
+  if (!/^\d+$/.test(keep ?? '7') || backupKeep < 1 || backupKeep > 10_000)
+    throw new UsageError(`--backup-keep must be a whole number from 1 to 10,000, not "${keep}"`)
+  return { backupEveryMs, backupDir: dir ?? './backups', backupKeep }
+}
+
 /** The one-letter forms of the flags people type most. */
 const SHORT_FORMS: Record<string, string> = { '-h': '--help', '-v': '--version' }
 
@@ -189,7 +208,21 @@ export function parseArgs(argv: readonly string[], env: Record<string, string | 
   if (argv[0] === 'verify' || argv[0] === 'backup' || argv[0] === 'restore' || argv[0] === 'copy')
     return parseOpsArgs(argv[0], argv.slice(1), env)
   const flags = new Map<string, string[]>()
-  const valued = new Set(['port', 'host', 'data', 'api-key', 'token-ttl', 'log', 'cors', 'delay', 'db-pool', 'db-wait'])
+  const valued = new Set([
+    'port',
+    'host',
+    'data',
+    'api-key',
+    'token-ttl',
+    'log',
+    'cors',
+    'delay',
+    'db-pool',
+    'db-wait',
+    'backup-every',
+    'backup-dir',
+    'backup-keep',
+  ])
   const bare = new Set(['seed', 'help', 'version', 'read-only', 'allow-reset', 'fixtures', 'no-ui', 'no-signup'])
   for (let i = 0; i < argv.length; i++) {
     const arg = SHORT_FORMS[argv[i] as string] ?? (argv[i] as string)
@@ -246,6 +279,11 @@ export function parseArgs(argv: readonly string[], env: Record<string, string | 
       compactAfterBytes: parseBytes(env.ROCK_LEGENDS_COMPACT_AFTER),
       ui: !on('no-ui', 'ROCK_LEGENDS_NO_UI'),
       signup: !on('no-signup', 'ROCK_LEGENDS_NO_SIGNUP'),
+      ...parseBackups(
+        last('backup-every', 'ROCK_LEGENDS_BACKUP_EVERY'),
+        last('backup-dir', 'ROCK_LEGENDS_BACKUP_DIR'),
+        last('backup-keep', 'ROCK_LEGENDS_BACKUP_KEEP'),
+      ),
     },
   }
 }

@@ -62,6 +62,16 @@ export interface ServerOptions {
    */
   fixtures?: boolean
   /**
+   * Take a backup of the store every this many milliseconds while serving (`--backup-every`, `ROCK_LEGENDS_BACKUP_EVERY`,
+   * e.g. `6h`), into `backupDir`, keeping the newest `backupKeep`; off by default. A backup that fails is logged and
+   * tried again a minute later.
+   */
+  backupEveryMs?: number
+  /** Where scheduled backups go (`--backup-dir`, `ROCK_LEGENDS_BACKUP_DIR`); `./backups` by default. */
+  backupDir?: string
+  /** How many scheduled backups to keep, the oldest removed past it (`--backup-keep`, `ROCK_LEGENDS_BACKUP_KEEP`); 7. */
+  backupKeep?: number
+  /**
    * Journal size in bytes that triggers a compaction of the data file, a tuning knob (`ROCK_LEGENDS_COMPACT_AFTER`,
    * no flag); the store's default if unset.
    */
@@ -76,7 +86,7 @@ export interface ServerOptions {
 }
 
 /** The options a store picks a default for itself when they are unset. */
-type StoreDefaulted = 'dbPool' | 'compactAfterBytes'
+type StoreDefaulted = 'dbPool' | 'compactAfterBytes' | 'backupEveryMs' | 'backupDir' | 'backupKeep'
 
 /**
  * Everything the command line and environment can set, validated: every option of {@link ServerOptions}, with the

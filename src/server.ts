@@ -1,7 +1,7 @@
 import { captureStartState } from './admin/reset.ts'
 import { type AppOptions, createApp } from './app.ts'
-import { MAX_BODY_BYTES } from './http/body.ts'
 import { FixtureFront } from './fixtures/front.ts'
+import { MAX_BODY_BYTES } from './http/body.ts'
 import { createLogger, flushLog } from './log.ts'
 import type { ServerOptions } from './options.ts'
 import { addressRecorder, IN_MEMORY, isDatabaseUrl, openStore } from './store/open-store.ts'
@@ -77,6 +77,7 @@ export async function startServer(options: ServerOptions & Pick<AppOptions, 'eve
     apiKeys: ownKey ? [...apiKeys, ownKey] : apiKeys,
     reset: front?.reset ?? reset,
     fixtureFront: front,
+    storeKind: isDatabaseUrl(data) ? 'postgresql' : 'json-file',
     report: log.error,
     accessLog: log.access,
   })
@@ -107,6 +108,26 @@ export async function startServer(options: ServerOptions & Pick<AppOptions, 'eve
     throw error
   }
   const server = app.server
+  // Scheduled backups (--backup-every): of the server's own store, while it serves (src/ops/scheduled-backups.ts).
+  let backups: { stop(): Promise<void> } | undefined
+  if (options.backupEveryMs !== undefined) {
+    try {
+      const { scheduleBackups } = await import('./ops/scheduled-backups.ts')
+      const schedule = {
+        everyMs: options.backupEveryMs,
+        dir: options.backupDir ?? './backups',
+        keep: options.backupKeep ?? 7,
+      }
+      backups = scheduleBackups(store, isDatabaseUrl(data) ? 'postgresql' : 'json-file', schedule, {
+        written: (file, ms) => log.info(`backup written to ${file}`, { ms: Math.round(ms) }),
+        failed: (error) => log.error('a scheduled backup failed; it is tried again within a minute', error),
+      })
+    } catch (error) {
+      await server.stop(true)
+      await store.close()
+      throw error
+    }
+  }
   if (recordAddress && ownKey) {
     try {
       await recordAddress({ url: `http://${reachableHost(host)}:${server.port}`, key: ownKey })
@@ -127,6 +148,7 @@ export async function startServer(options: ServerOptions & Pick<AppOptions, 'eve
         // Access log lines are made just after each answer and written in batches: let those of the last answers
         // be made, then write every waiting line.
         await new Promise((resolve) => setImmediate(resolve))
+        await backups?.stop()
         flushLog()
         await store.close()
       })()

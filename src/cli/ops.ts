@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs'
+import { rm } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
 import pkg from '../../package.json' with { type: 'json' }
 import { printErrorLine, printLine } from '../log.ts'
@@ -35,9 +36,10 @@ async function readStore(data: string): Promise<{ content: BackupContent; store:
     }
     return { content, store: 'postgresql' }
   }
+  // Reached when the server that owns the file did not say where it listens (see `backupThroughServer`).
   await refuseOwned(
     data,
-    'backing up through a running server comes in a later version of rock-legends; stop the server first (or take a copy of the file and its journal while it is stopped)',
+    'it did not record its address in the lock (a server older than this command, or one still starting): stop it, or try again in a moment',
   )
   if (!existsSync(data)) throw new RefusedError(`${data} does not exist`)
   const { lockDataFile } = await import('../store/json-file/lock.ts')
@@ -105,12 +107,57 @@ async function verify(config: OpsConfig): Promise<number> {
   return 0
 }
 
+/** How long a running server may take to stream a backup: it sends the first bytes once its checksum is made. */
+const SERVER_BACKUP_TIMEOUT_MS = 10 * 60_000
+
+/**
+ * Takes the backup through the server at `url` that owns the data file (`GET /__admin/backup`, with the key it left in
+ * the lock): it goes on serving meanwhile, and the backup holds every write it acknowledged before. The file is read
+ * back and checked like any backup before the command says it is done; a bad one is removed.
+ */
+async function backupThroughServer(file: string, url: string, key: string, pid: number | undefined): Promise<string> {
+  let response: Response
+  try {
+    response = await fetch(new URL('/__admin/backup', url), {
+      headers: { 'x-api-key': key },
+      redirect: 'manual',
+      signal: AbortSignal.timeout(SERVER_BACKUP_TIMEOUT_MS),
+    })
+  } catch (error) {
+    throw new RefusedError(`cannot reach the server at ${url} (pid ${pid}): ${(error as Error).message}`)
+  }
+  if (response.status !== 200 || !response.body) {
+    const detail = await response.text().then(
+      (text) => (JSON.parse(text) as { detail?: string }).detail ?? text,
+      () => '',
+    )
+    throw new RefusedError(`the server at ${url} (pid ${pid}) answered ${response.status}: ${detail}`)
+  }
+  await writeBackupFile(file, response.body.pipeThrough(new TextDecoderStream()))
+  const { backup, problems } = readBackupFile(file)
+  if (!backup || problems.length > 0) {
+    listProblems(file, problems)
+    await rm(file, { force: true })
+    throw new RefusedError(`the backup the server at ${url} sent has problems (above): it was not kept`)
+  }
+  return `backed up ${file} through the server at ${url} (pid ${pid}), which kept serving: ${count(backup.content)}`
+}
+
 async function backup(config: OpsConfig): Promise<number> {
   const file = config.file as string
   const data = config.data as string
   const target = resolve(file)
   if (!isDatabaseUrl(data) && [data, `${data}.journal`, `${data}.lock`].some((path) => resolve(path) === target))
     throw new RefusedError(`${file} is the data file or one of its companions: write the backup elsewhere`)
+  if (!isDatabaseUrl(data)) {
+    // A data file a running server owns is backed up through that server, at the address it left in the lock.
+    const { lockOwner } = await import('../store/json-file/lock.ts')
+    const owner = lockOwner(resolve(data))
+    if (owner?.running && owner.url && owner.key) {
+      printLine(await backupThroughServer(file, owner.url, owner.key, owner.pid))
+      return 0
+    }
+  }
   const { content, store } = await readStore(data)
   await writeBackupFile(file, encodeBackup({ takenAt: new Date().toISOString(), store, build: pkg.version }, content))
   printLine(`backed up ${await named(data)} to ${file}: ${count(content)}`)

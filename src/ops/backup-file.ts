@@ -12,12 +12,12 @@ export class BackupFileError extends Error {
 }
 
 /**
- * Writes the pieces of a backup (`encodeBackup`) to `path` so that the name only ever holds a whole backup: into a
+ * Writes the pieces of a backup (`encodeBackup`, or the text a server streams) to `path` so that the name only ever holds a whole backup: into a
  * temporary file of a name no one can guess, created exclusively and readable by this user alone (it holds password
  * hashes), fsynced, renamed onto `path`, and the directory fsynced. A failure at any point leaves no file under
  * `path` (and removes the temporary one). An existing `path` is refused: a backup never replaces a file.
  */
-export async function writeBackupFile(path: string, pieces: Iterable<string>): Promise<void> {
+export async function writeBackupFile(path: string, pieces: Iterable<string> | AsyncIterable<string>): Promise<void> {
   const target = resolve(path)
   if (existsSync(target)) throw new BackupFileError(`${path} exists already: choose a new name (or remove it first)`)
   const temp = join(dirname(target), `.${basename(target)}.${randomSuffix()}.tmp`)
@@ -31,7 +31,7 @@ export async function writeBackupFile(path: string, pieces: Iterable<string>): P
     try {
       let batch: string[] = []
       let size = 0
-      for (const piece of pieces) {
+      for await (const piece of pieces) {
         batch.push(piece)
         size += piece.length
         if (size < 1 << 20) continue

@@ -56,31 +56,55 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null'
 }
 
+/** How many records a step of {@link checksumSteps} hashes before it yields. */
+const RECORDS_PER_STEP = 1000
+
+/**
+ * Feeds the canonical JSON of `content` to `hasher` record by record, yielding after every thousand records so that
+ * a caller serving requests can let others run in between ({@link contentChecksumSoon}).
+ */
+function* checksumSteps(hasher: Bun.CryptoHasher, content: unknown): Generator<void> {
+  if (content === null || typeof content !== 'object' || Array.isArray(content)) {
+    hasher.update(canonicalJson(content))
+    return
+  }
+  const record = content as Record<string, unknown>
+  const keys = Object.keys(record)
+    .sort()
+    .filter((key) => record[key] !== undefined)
+  hasher.update('{')
+  for (const [index, key] of keys.entries()) {
+    hasher.update(`${index > 0 ? ',' : ''}${JSON.stringify(key)}:`)
+    const value = record[key]
+    if (!Array.isArray(value)) {
+      hasher.update(canonicalJson(value))
+      continue
+    }
+    hasher.update('[')
+    for (let at = 0; at < value.length; at++) {
+      hasher.update(`${at > 0 ? ',' : ''}${canonicalJson(value[at] ?? null)}`)
+      if (at % RECORDS_PER_STEP === RECORDS_PER_STEP - 1) yield
+    }
+    hasher.update(']')
+  }
+  hasher.update('}')
+}
+
 /**
  * `sha256:` and the SHA-256 of the canonical JSON of `content`: it does not depend on how the file is laid out (key
  * order, line breaks), only on what it holds. Records are fed one at a time, so no second copy of the whole is made.
  */
 export function contentChecksum(content: unknown): string {
   const hasher = new Bun.CryptoHasher('sha256')
-  if (content === null || typeof content !== 'object' || Array.isArray(content))
-    return `sha256:${hasher.update(canonicalJson(content)).digest('hex')}`
-  const record = content as Record<string, unknown>
-  const keys = Object.keys(record)
-    .sort()
-    .filter((key) => record[key] !== undefined)
-  hasher.update('{')
-  keys.forEach((key, index) => {
-    hasher.update(`${index > 0 ? ',' : ''}${JSON.stringify(key)}:`)
-    const value = record[key]
-    if (!Array.isArray(value)) {
-      hasher.update(canonicalJson(value))
-      return
-    }
-    hasher.update('[')
-    for (let at = 0; at < value.length; at++) hasher.update(`${at > 0 ? ',' : ''}${canonicalJson(value[at] ?? null)}`)
-    hasher.update(']')
-  })
-  return `sha256:${hasher.update('}').digest('hex')}`
+  for (const _ of checksumSteps(hasher, content));
+  return `sha256:${hasher.digest('hex')}`
+}
+
+/** {@link contentChecksum}, letting the event loop run between steps of a thousand records: for a serving process. */
+export async function contentChecksumSoon(content: unknown): Promise<string> {
+  const hasher = new Bun.CryptoHasher('sha256')
+  for (const _ of checksumSteps(hasher, content)) await new Promise((resolve) => setImmediate(resolve))
+  return `sha256:${hasher.digest('hex')}`
 }
 
 /**
@@ -88,7 +112,7 @@ export function contentChecksum(content: unknown): string {
  * reads, diffs and greps like the data file. Yields pieces, so a writer can stream it (backup-file.ts).
  */
 export function* encodeBackup(
-  meta: Omit<BackupHeader, 'format' | 'formatVersion' | 'checksum'>,
+  meta: Omit<BackupHeader, 'format' | 'formatVersion' | 'checksum'> & Partial<Pick<BackupHeader, 'checksum'>>,
   content: BackupContent,
 ): Generator<string> {
   const header: BackupHeader = {
@@ -97,7 +121,8 @@ export function* encodeBackup(
     takenAt: meta.takenAt,
     store: meta.store,
     build: meta.build,
-    checksum: contentChecksum(content),
+    // Given when computed ahead, a step at a time (`contentChecksumSoon`), by a process that goes on serving.
+    checksum: meta.checksum ?? contentChecksum(content),
   }
   const head = JSON.stringify(header).slice(0, -1)
   // Every key of the content, in its order (so a part a later build adds is kept, as the checksum counts it); the

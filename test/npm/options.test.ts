@@ -95,6 +95,9 @@ const NOT_DEFAULT: Record<string, unknown> = {
   fixtures: true,
   ui: false,
   signup: false,
+  backupEveryMs: 3_600_000,
+  backupDir: 'backups',
+  backupKeep: 3,
 }
 const NOT_ON_COMMAND_LINE = ['apiKeys', 'compactAfterBytes', ...CHILD_PROCESS_ONLY]
 

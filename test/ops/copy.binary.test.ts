@@ -5,7 +5,7 @@
  * old ones; a non-empty target, a store a running server owns and a source with problems are refused, changing
  * nothing; `--replace` keeps what it replaces aside; a copy killed with SIGKILL leaves the target old or new.
  */
-import { afterAll, afterEach, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { spawn } from 'bun'
@@ -13,36 +13,11 @@ import { type BackupContent, contentChecksum, decodeBackup } from '../../src/ops
 import { readDataFile } from '../../src/ops/read-data-file.ts'
 import type { StoredDocument } from '../../src/store/document/document.ts'
 import { upgradeDocument } from '../../src/store/document/upgrade.ts'
-import { ensureBinary, type RunningBinary, removeDir, runBinary, startBinary, tempDir } from '../support/binary.ts'
+import { binaryFixtures, ensureBinary, type RunningBinary, runBinary } from '../support/binary.ts'
 import { skipWithoutPostgres, type TestPostgres, testPostgres } from '../support/postgres.ts'
 
 const KEY = 'copy-test-service-key'
-const running: RunningBinary[] = []
-const dirs: string[] = []
-
-afterEach(async () => {
-  await Promise.all(running.splice(0).map((server) => server.stop().catch(() => 0)))
-})
-afterAll(() => {
-  for (const dir of dirs.splice(0)) removeDir(dir)
-})
-
-function directory(): string {
-  const dir = tempDir('rock-legends-copy-')
-  dirs.push(dir)
-  return dir
-}
-
-async function serve(data: string, args: string[] = []): Promise<RunningBinary> {
-  const server = await startBinary(['--data', data, '--port', '0', '--api-key', KEY, '--log', 'off', ...args])
-  running.push(server)
-  return server
-}
-
-async function stop(server: RunningBinary, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
-  running.splice(running.indexOf(server), 1)
-  await server.stop(signal)
-}
+const { directory, serve, stop } = binaryFixtures('rock-legends-copy-', KEY)
 
 /** Runs `rock-legends ARGS` to its exit, in `cwd` (where a copy into a database keeps what it replaces). */
 const rl = (cwd: string, ...args: string[]) => runBinary(args, { cwd })

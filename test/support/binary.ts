@@ -1,3 +1,4 @@
+import { afterAll, afterEach } from 'bun:test'
 import { mkdtempSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -127,4 +128,40 @@ export async function runBinary(args: string[], options: StartOptions = {}) {
     child.exited,
   ])
   return { code, stdout, stderr }
+}
+
+/**
+ * What a test file of the executable starts and makes, cleaned up for it: `serve` starts a server over `data` with the
+ * service key `key` (no log), stopped after each test unless `stop` ended it first; `directory` makes a throw-away
+ * directory, removed once the file's tests are done. Registers its `afterEach` and `afterAll` where it is called.
+ *
+ * @example
+ * const { directory, serve, stop } = binaryFixtures('rock-legends-backup-', KEY)
+ */
+export function binaryFixtures(label: string, key: string) {
+  const running: RunningBinary[] = []
+  const dirs: string[] = []
+  afterEach(async () => {
+    await Promise.all(running.splice(0).map((server) => server.stop().catch(() => 0)))
+  })
+  afterAll(() => {
+    for (const dir of dirs.splice(0)) removeDir(dir)
+  })
+  return {
+    directory(): string {
+      const dir = tempDir(label)
+      dirs.push(dir)
+      return dir
+    },
+    async serve(data: string, args: string[] = []): Promise<RunningBinary> {
+      const server = await startBinary(['--data', data, '--port', '0', '--api-key', key, '--log', 'off', ...args])
+      running.push(server)
+      return server
+    },
+    /** Stops `server` now (with `signal`), rather than after the test. */
+    async stop(server: RunningBinary, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+      running.splice(running.indexOf(server), 1)
+      await server.stop(signal)
+    },
+  }
 }

@@ -45,6 +45,12 @@ export interface ServerOptions {
   signup?: boolean
   /** Journal size that triggers a compaction of the data file; a tuning knob. */
   compactAfterBytes?: number
+  /** Take a backup while serving every this many milliseconds (at least 1,000), into `backupDir`; off by default. */
+  backupEveryMs?: number
+  /** Where scheduled backups go; `./backups` by default. */
+  backupDir?: string
+  /** How many scheduled backups to keep; 7 by default. */
+  backupKeep?: number
   /** Another executable to run instead of this platform's (also `ROCK_LEGENDS_BINARY`). */
   binary?: string
   /** How long to wait for the server to be ready before killing it and rejecting; 30,000 ms by default. */

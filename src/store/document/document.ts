@@ -55,6 +55,21 @@ export type Document = Omit<StoredDocument, 'artists' | 'albums' | 'users' | 'cr
   credentials: Credential[]
 }
 
+/**
+ * `document` in new lists and counters, sharing its records: enough for a copy that later writes leave as it is, since
+ * no record is ever edited in place (records.ts freezes every record the store holds).
+ */
+export function copyLists({ version, counters, artists, albums, users, credentials }: Document): Document {
+  return {
+    version,
+    counters: { ...counters },
+    artists: [...artists],
+    albums: [...albums],
+    users: [...users],
+    credentials: [...credentials],
+  }
+}
+
 /** A fresh, empty document. */
 export function emptyDocument(): Document {
   return {

@@ -1,7 +1,7 @@
 import { Low, Memory } from 'lowdb'
 import type { ChangeHub } from '../changes.ts'
 import type { Snapshot, Store } from '../store.ts'
-import type { Document } from './document.ts'
+import { copyLists, type Document } from './document.ts'
 import { DocumentStore } from './document-store.ts'
 import { inMemory } from './persistence.ts'
 
@@ -17,14 +17,6 @@ export function openMemoryStore(): Store {
  * their size, and the snapshot stays as it was.
  */
 export function openMemoryStoreFrom(snapshot: Snapshot, changes?: ChangeHub): DocumentStore {
-  const from = snapshot as unknown as Document
-  const document: Document = {
-    version: from.version,
-    counters: { ...from.counters },
-    artists: [...from.artists],
-    albums: [...from.albums],
-    users: [...from.users],
-    credentials: [...from.credentials],
-  }
+  const document = copyLists(snapshot as unknown as Document)
   return new DocumentStore(new Low<Document>(new Memory<Document>(), document), inMemory, changes)
 }
