@@ -361,7 +361,8 @@ export interface Store {
   ): Promise<{ artists: number; albums: number } | undefined>
   /**
    * Everything stored now, records and id counters, in one consistent view (over SQL, one REPEATABLE READ
-   * transaction): a copy that later writes leave as it is.
+   * transaction): a copy that later writes leave as it is. Its records may be the store's own (the document store
+   * shares them, frozen): read them, and make new ones to change anything.
    */
   snapshot(): Promise<Snapshot>
   /** Replaces everything stored, counters included, with `snapshot`, in one durable write; it may be restored again. */

@@ -95,8 +95,9 @@ export async function buildTemplate(): Promise<Template> {
  */
 export async function dump(store: Store): Promise<string> {
   const document = (await store.snapshot()) as unknown as { credentials: { lastUsedAt: unknown }[] }
-  for (const credential of document.credentials) credential.lastUsedAt = null
-  return JSON.stringify(document)
+  // A snapshot shares the store's records, which are frozen: the copy leaves the time out.
+  const credentials = document.credentials.map((credential) => ({ ...credential, lastUsedAt: null }))
+  return JSON.stringify({ ...document, credentials })
 }
 
 /**
