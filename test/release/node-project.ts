@@ -17,6 +17,25 @@ export const RECIPE_RUNS = [
   { recipe: 'vitest', runner: ['vitest@4.1.12'], command: 'npx vitest run', passed: /Tests\s+2 passed/ },
   { recipe: 'jest', runner: ['jest@30.5.2'], command: 'npx jest', passed: /Tests:\s+2 passed, 2 total/ },
   { recipe: 'playwright', runner: ['@playwright/test@1.65.1'], command: 'npx playwright test', passed: /2 passed/ },
+  // One server for the whole run, started with --fixtures, and a namespace per test or worker (issue 23).
+  {
+    recipe: 'vitest-namespaces',
+    runner: ['vitest@4.1.12'],
+    command: 'npx vitest run',
+    passed: /Tests\s+9 passed \(9\)/,
+  },
+  {
+    recipe: 'jest-namespaces',
+    runner: ['jest@30.5.2'],
+    command: 'npx jest --maxWorkers=3',
+    passed: /Tests:\s+8 passed, 8 total/,
+  },
+  {
+    recipe: 'playwright-namespaces',
+    runner: ['@playwright/test@1.65.1'],
+    command: 'npx playwright test',
+    passed: /^\s*9 passed/m,
+  },
 ] as const
 
 /** Whether Node.js and npm are on this machine; without them the npm tests skip, unless CI=true, where they fail. */
@@ -185,7 +204,28 @@ export async function documentedProject(
     const result = await run(['sh', '-c', `${step} --loglevel=error`], dir)
     if (result.code !== 0) throw new Error(`${step} failed in ${dir}:\n${result.output}`)
   }
+  copyRecipe(recipe, dir)
+  return dir
+}
+
+/** The files of `recipe` copied into the project `dir` as they are (never a package.json of a recipe's). */
+function copyRecipe(recipe: string, dir: string): void {
   const own = join(RECIPES, recipe, 'package.json')
   cpSync(join(RECIPES, recipe), dir, { recursive: true, filter: (file) => file !== own })
+}
+
+/**
+ * A project like `base` (one {@link documentedProject} made with the same runner), for `recipe`: its package.json,
+ * lockfile and `.npmrc` copied into a new `my-tests` directory at the same depth (the lockfile's relative paths to the
+ * tarballs still hold), then `npm ci`, then the files of `recipe`. What the documented steps would have made, without
+ * asking npm to resolve it all again.
+ */
+export async function projectLike(base: string, recipe: string): Promise<string> {
+  const dir = join(tempDir(`rock-legends-${recipe}-`), 'my-tests')
+  mkdirSync(dir)
+  for (const file of ['package.json', 'package-lock.json', '.npmrc']) cpSync(join(base, file), join(dir, file))
+  const ci = await run(['npm', 'ci', '--loglevel=error'], dir)
+  if (ci.code !== 0) throw new Error(`npm ci failed in ${dir}:\n${ci.output}`)
+  copyRecipe(recipe, dir)
   return dir
 }

@@ -387,14 +387,13 @@ export const used = [band, year, key, nullBand]
 
 describe('docs/testing-with-rock-legends.md', () => {
   const readme = readFileSync(join(ROOT, 'docs/testing-with-rock-legends.md'), 'utf8')
-  const recipeFiles = [
-    'node-test/catalogue.test.mjs',
-    'vitest/catalogue.test.ts',
-    'jest/catalogue.test.js',
-    'playwright/playwright.config.js',
-    'playwright/tests/fixtures.js',
-    'playwright/tests/catalogue.spec.js',
-  ]
+  // Every file of every recipe that test/release/recipes.node.test.ts runs.
+  const recipeFiles = RECIPE_RUNS.flatMap(({ recipe }) =>
+    readdirSync(join(RECIPES, recipe), { recursive: true, encoding: 'utf8' })
+      .filter((file) => statSync(join(RECIPES, recipe, file)).isFile())
+      .sort()
+      .map((file) => `${recipe}/${file}`),
+  )
   test.each(recipeFiles)('shows the tested recipe %s as it is', (file) => {
     const text = readFileSync(join(ROOT, 'npm/recipes', file), 'utf8').trim()
     const shown = readme.includes(`// ${file.split('/').slice(1).join('/')}\n${text}\n`)

@@ -196,6 +196,26 @@ export declare function startServer(options?: ServerOptions): Promise<RunningSer
 /** The path of this platform's executable (from its `@rock-legends/<platform>` package, or `ROCK_LEGENDS_BINARY`). */
 export declare function binaryPath(): string
 
+/** A server started elsewhere with `--fixtures`, as {@link connect} gives it. */
+export interface ConnectedServer {
+  /** The base URL, without a trailing slash. */
+  readonly url: string
+  readonly apiKey: string
+  /** As {@link RunningServer.namespace}. */
+  namespace(name: string): Namespace
+}
+
+/**
+ * A server started elsewhere with `--fixtures` or `fixtures: true` (a Vitest or Jest `globalSetup`, a Playwright
+ * `webServer`), from a test worker that knows only its URL and one of its service keys: its namespaces.
+ *
+ * @example
+ * const server = connect({ url: process.env.ROCK_LEGENDS_URL, apiKey: process.env.ROCK_LEGENDS_API_KEY })
+ * const ns = server.namespace(`worker-${process.env.JEST_WORKER_ID}`)
+ * const api = createClient(server.url, { apiKey: server.apiKey, headers: ns.headers })
+ */
+export declare function connect(server: { url: string; apiKey: string }): ConnectedServer
+
 /** An artist. Optional fields that are unset are left out of answers. */
 export interface Artist {
   id: number

@@ -1,4 +1,5 @@
 /** rock-legends for Node and Bun: start the compiled server as a fixture, and talk to it with types. */
 export { binaryPath } from './binary.js'
 export { createClient, ProblemError } from './client.js'
+export { connect } from './namespace.js'
 export { startServer } from './server.js'

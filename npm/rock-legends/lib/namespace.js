@@ -76,3 +76,15 @@ export function namespaceHandle(url, apiKey, name) {
     },
   }
 }
+
+/**
+ * `connect({ url, apiKey })`: a server started elsewhere with `--fixtures` (a Vitest or Jest `globalSetup`, a
+ * Playwright `webServer`), from a test worker that knows only its URL and a service key; `namespace(name)` as on the
+ * server `startServer` gives.
+ */
+export function connect({ url, apiKey }) {
+  if (typeof url !== 'string' || !url) throw new Error('connect needs the url of a running server')
+  if (typeof apiKey !== 'string' || !apiKey) throw new Error('connect needs a service key of the server (apiKey)')
+  const base = url.replace(/\/+$/, '')
+  return { url: base, apiKey, namespace: (name) => namespaceHandle(base, apiKey, name) }
+}

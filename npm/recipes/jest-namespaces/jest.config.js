@@ -1,0 +1,4 @@
+module.exports = {
+  globalSetup: './global-setup.js',
+  globalTeardown: './global-teardown.js',
+}
