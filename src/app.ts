@@ -26,6 +26,7 @@ import { requestLog } from './http/request-log.ts'
 import { absoluteTargets } from './http/request-target.ts'
 import { securityHeaders } from './http/security-headers.ts'
 import type { AccessEntry } from './log.ts'
+import type { Metrics } from './metrics/metrics.ts'
 import type { StoreKind } from './ops/backup-format.ts'
 import type { ServerOptions } from './options.ts'
 import type { Store } from './store/store.ts'
@@ -46,6 +47,8 @@ export interface AppOptions
   now?: () => Date
   /** Where each answered request is logged, with its `X-Request-Id`; no access log (and no ids) by default. */
   accessLog?: (entry: AccessEntry) => void
+  /** Where each answer is counted, by its route's template (`--metrics`, src/metrics/); nothing is counted by default. */
+  metrics?: Metrics
   /** Serves `POST /__admin/reset` (service key) calling this (`allowReset`; see `captureStartState`). */
   reset?: Reset
   /**
@@ -79,6 +82,7 @@ export function createApp({
   tokenTtlMs = DAY_MS,
   cors: corsOrigins = [],
   accessLog,
+  metrics,
   delay: delayMs = 0,
   readOnly: refuseWrites = false,
   reset,
@@ -101,7 +105,7 @@ export function createApp({
   const latestYear = now().getUTCFullYear() + 1
   const app = new Elysia({ normalize: false })
   const allowed = allowedMethods(() => app.routes)
-  const log = requestLog(accessLog)
+  const log = requestLog(accessLog, metrics && ((...answer) => metrics.http.record(...answer)))
   // By default nothing runs before routing (an `onRequest` hook would cost every request more than the rest of a
   // read): what every answer needs runs in each route's first step (its parse step for a write, else its transform)
   // and in `mapResponse`; answers made outside any route come from the error handler. Only the flags that must act

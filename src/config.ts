@@ -1,5 +1,6 @@
 import { type OpsConfig, parseOpsArgs } from './cli/ops-args.ts'
 import { parseUsersArgs, type UsersConfig } from './cli/users-args.ts'
+import { parseMetricsAddress } from './metrics/serve-metrics.ts'
 import type { Config, LogMode } from './options.ts'
 import { IN_MEMORY, isDatabaseUrl } from './store/open-store.ts'
 import { UsageError } from './usage-error.ts'
@@ -48,6 +49,8 @@ Options (each can also be set by the environment variable shown):
                         (ROCK_LEGENDS_NO_UI)
   --no-signup           close sign-up: POST /api/v1/user/signup answers 403; existing accounts keep working
                         (ROCK_LEGENDS_NO_SIGNUP)
+  --metrics [HOST:]PORT serve Prometheus metrics at GET /metrics on a port of their own, without credentials:
+                        on loopback unless HOST is named, e.g. 9464 (ROCK_LEGENDS_METRICS, default off)
   --backup-every D      take a backup while serving every D, e.g. 6h (ROCK_LEGENDS_BACKUP_EVERY, default off)
   --backup-dir DIR      where they go (ROCK_LEGENDS_BACKUP_DIR, default ./backups)
   --backup-keep N       how many to keep, the oldest removed (ROCK_LEGENDS_BACKUP_KEEP, default 7)
@@ -122,6 +125,30 @@ function parseSwitch(text: string, variable: string): boolean {
   throw new UsageError(`${variable} must be true or false, not "${text}"`)
 }
 
+/** The scheduled backups' options: all unset without `--backup-every`, which the other two need. */
+function parseBackups(every: string | undefined, dir: string | undefined, keep: string | undefined) {
+  if (every === undefined || every === '') {
+    if (dir !== undefined || keep !== undefined)
+      throw new UsageError('--backup-dir and --backup-keep need --backup-every, e.g. --backup-every 6h')
+    return {}
+  }
+  const backupEveryMs = parseDuration(every, '--backup-every')
+  if (backupEveryMs < 1000) throw new UsageError(`--backup-every must be at least 1s, not "${every}"`)
+  if (dir !== undefined && dir.trim() === '') throw new UsageError('--backup-dir must name a directory')
+  const backupKeep = keep === undefined ? 7 : Number(keep)
+  if (!/^\d+$/.test(keep ?? '7') || backupKeep < 1 || backupKeep > 10_000)
+    throw new UsageError(`--backup-keep must be a whole number from 1 to 10,000, not "${keep}"`)
+  return { backupEveryMs, backupDir: dir ?? './backups', backupKeep }
+}
+
+/** `--metrics [HOST:]PORT` as given (checked here, read by the server), or `undefined` when not given or empty. */
+function parseMetrics(text: string | undefined): string | undefined {
+  if (text === undefined || text.trim() === '') return undefined
+  if (!parseMetricsAddress(text))
+    throw new UsageError(`--metrics must be [HOST:]PORT, such as 9464 or 127.0.0.1:9464, not "${text}"`)
+  return text.trim()
+}
+
 function parseLog(text: string): LogMode {
   if (text === 'pretty' || text === 'json' || text === 'off') return text
   throw new UsageError(`--log must be pretty, json or off, not "${text}"`)
@@ -182,22 +209,6 @@ function parsePool(text: string): number {
   return pool
 }
 
-/** The scheduled backups' options: all unset without `--backup-every`, which the other two need. */
-function parseBackups(every: string | undefined, dir: string | undefined, keep: string | undefined) {
-  if (every === undefined || every === '') {
-    if (dir !== undefined || keep !== undefined)
-      throw new UsageError('--backup-dir and --backup-keep need --backup-every, e.g. --backup-every 6h')
-    return {}
-  }
-  const backupEveryMs = parseDuration(every, '--backup-every')
-  if (backupEveryMs < 1000) throw new UsageError(`--backup-every must be at least 1s, not "${every}"`)
-  if (dir !== undefined && dir.trim() === '') throw new UsageError('--backup-dir must name a directory')
-  const backupKeep = keep === undefined ? 7 : Number(keep)
-  if (!/^\d+$/.test(keep ?? '7') || backupKeep < 1 || backupKeep > 10_000)
-    throw new UsageError(`--backup-keep must be a whole number from 1 to 10,000, not "${keep}"`)
-  return { backupEveryMs, backupDir: dir ?? './backups', backupKeep }
-}
-
 /** The one-letter forms of the flags people type most. */
 const SHORT_FORMS: Record<string, string> = { '-h': '--help', '-v': '--version' }
 
@@ -219,6 +230,7 @@ export function parseArgs(argv: readonly string[], env: Record<string, string | 
     'delay',
     'db-pool',
     'db-wait',
+    'metrics',
     'backup-every',
     'backup-dir',
     'backup-keep',
@@ -279,6 +291,7 @@ export function parseArgs(argv: readonly string[], env: Record<string, string | 
       compactAfterBytes: parseBytes(env.ROCK_LEGENDS_COMPACT_AFTER),
       ui: !on('no-ui', 'ROCK_LEGENDS_NO_UI'),
       signup: !on('no-signup', 'ROCK_LEGENDS_NO_SIGNUP'),
+      metrics: parseMetrics(last('metrics', 'ROCK_LEGENDS_METRICS')),
       ...parseBackups(
         last('backup-every', 'ROCK_LEGENDS_BACKUP_EVERY'),
         last('backup-dir', 'ROCK_LEGENDS_BACKUP_DIR'),

@@ -76,6 +76,12 @@ export interface ServerOptions {
    * no flag); the store's default if unset.
    */
   compactAfterBytes?: number
+  /**
+   * Serve Prometheus metrics at `GET /metrics` on a listener of their own, at `[HOST:]PORT` such as `9464` or
+   * `127.0.0.1:9464` (loopback unless a host is named; port 0 picks a free one), without credentials (`--metrics`,
+   * `ROCK_LEGENDS_METRICS`). Off by default, and then nothing is counted.
+   */
+  metrics?: string
   /** Serve the web pages at `/` (the default); `false` (`--no-ui`, `ROCK_LEGENDS_NO_UI`) makes `/` a JSON index. */
   ui?: boolean
   /**
@@ -85,11 +91,14 @@ export interface ServerOptions {
   signup?: boolean
 }
 
-/** The options a store picks a default for itself when they are unset. */
-type StoreDefaulted = 'dbPool' | 'compactAfterBytes' | 'backupEveryMs' | 'backupDir' | 'backupKeep'
+/**
+ * The options a store picks a default for itself when they are unset, and `metrics` and the scheduled backups', which
+ * are off when unset.
+ */
+type StoreDefaulted = 'dbPool' | 'compactAfterBytes' | 'metrics' | 'backupEveryMs' | 'backupDir' | 'backupKeep'
 
 /**
  * Everything the command line and environment can set, validated: every option of {@link ServerOptions}, with the
- * command line's defaults filled in (except those the store defaults).
+ * command line's defaults filled in (except those unset by default).
  */
 export type Config = Required<Omit<ServerOptions, StoreDefaulted>> & Pick<ServerOptions, StoreDefaulted>

@@ -1,8 +1,10 @@
+import type { Server } from 'bun'
 import { captureStartState } from './admin/reset.ts'
 import { type AppOptions, createApp } from './app.ts'
 import { FixtureFront } from './fixtures/front.ts'
 import { MAX_BODY_BYTES } from './http/body.ts'
 import { createLogger, flushLog } from './log.ts'
+import { isLoopback, parseMetricsAddress, serveMetrics } from './metrics/serve-metrics.ts'
 import type { ServerOptions } from './options.ts'
 import { addressRecorder, IN_MEMORY, isDatabaseUrl, openStore } from './store/open-store.ts'
 
@@ -13,6 +15,8 @@ export interface RunningServer {
   /** The base URL, e.g. `http://127.0.0.1:41234`. */
   url: string
   port: number
+  /** Where the metrics are scraped, e.g. `http://127.0.0.1:9464/metrics`, with `metrics` set; else undefined. */
+  metricsUrl?: string
   /** Stops accepting connections, lets requests in flight finish, flushes the store and releases the data file. */
   stop(): Promise<void>
   /**
@@ -34,6 +38,13 @@ const reachableHost = (host: string) => (host === '0.0.0.0' ? '127.0.0.1' : host
  */
 const operatorKey = () => `rl_op_${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64url')}`
 
+/** The address of the `metrics` option; throws on text that is not `[HOST:]PORT`. */
+function metricsAddress(text: string) {
+  const address = parseMetricsAddress(text)
+  if (!address) throw new Error(`metrics must be [HOST:]PORT, such as 9464 or 127.0.0.1:9464, not "${text}"`)
+  return address
+}
+
 /**
  * Opens the store, seeds it if asked, and serves the API. The defaults suit a test fixture: a free port on
  * loopback, data in memory, no log.
@@ -51,7 +62,11 @@ export async function startServer(options: ServerOptions & Pick<AppOptions, 'eve
   if (fixtures && isDatabaseUrl(data))
     throw new Error('fixtures keep their namespaces in memory: use them over a data file or :memory:, not a database')
   const log = createLogger(mode)
+  const metricsAt = options.metrics === undefined ? undefined : metricsAddress(options.metrics)
   const store = await openStore(data, { compactAfterBytes, pool: dbPool, waitMs: dbWaitMs })
+  // Only with --metrics: loaded, made and counted into then, and never otherwise.
+  const metrics = metricsAt && new (await import('./metrics/metrics.ts')).Metrics()
+  if (metrics) store.instrument?.(metrics.store)
   try {
     if (seed !== false) {
       // The catalogue and its checks are loaded only when asked for.
@@ -80,7 +95,9 @@ export async function startServer(options: ServerOptions & Pick<AppOptions, 'eve
     storeKind: isDatabaseUrl(data) ? 'postgresql' : 'json-file',
     report: log.error,
     accessLog: log.access,
+    metrics,
   })
+  let metricsServer: Server<undefined> | undefined
   try {
     const serve = {
       port,
@@ -102,10 +119,20 @@ export async function startServer(options: ServerOptions & Pick<AppOptions, 'eve
       app.server = Bun.serve({ ...serve, fetch: (request, bun) => front.fetch(request, handle, bun) })
     } else app.listen(serve)
     if (!app.server) throw new Error('the server did not start')
+    if (metrics && metricsAt) metricsServer = serveMetrics(metrics, metricsAt)
   } catch (error) {
     // An embedding process lives on: a port in use must not leave the data file locked.
+    await app.server?.stop(true)
     await store.close()
     throw error
+  }
+  const metricsUrl = metricsServer && `http://${reachableHost(metricsAt?.host ?? '')}:${metricsServer.port}/metrics`
+  if (metricsUrl) {
+    log.info(`metrics at ${metricsUrl}`)
+    if (!isLoopback(metricsAt?.host ?? ''))
+      log.info(
+        `metrics are served to anyone who can reach ${metricsAt?.host}:${metricsServer?.port}, without credentials`,
+      )
   }
   const server = app.server
   // Scheduled backups (--backup-every): of the server's own store, while it serves (src/ops/scheduled-backups.ts).
@@ -119,11 +146,17 @@ export async function startServer(options: ServerOptions & Pick<AppOptions, 'eve
         keep: options.backupKeep ?? 7,
       }
       backups = scheduleBackups(store, isDatabaseUrl(data) ? 'postgresql' : 'json-file', schedule, {
-        written: (file, ms) => log.info(`backup written to ${file}`, { ms: Math.round(ms) }),
-        failed: (error) => log.error('a scheduled backup failed; it is tried again within a minute', error),
+        written: (file, ms) => {
+          metrics?.backups.taken()
+          log.info(`backup written to ${file}`, { ms: Math.round(ms) })
+        },
+        failed: (error) => {
+          metrics?.backups.failed()
+          log.error('a scheduled backup failed; it is tried again within a minute', error)
+        },
       })
     } catch (error) {
-      await server.stop(true)
+      await Promise.all([server.stop(true), metricsServer?.stop(true)])
       await store.close()
       throw error
     }
@@ -140,11 +173,12 @@ export async function startServer(options: ServerOptions & Pick<AppOptions, 'eve
   return {
     url: `http://${urlHost(host)}:${server.port}`,
     port: server.port as number,
+    metricsUrl,
     stop: () => {
       stopping ??= (async () => {
         // Event streams never finish by themselves: ended first, so that stopping waits only for other requests.
         ;(front?.store ?? store).changes.end()
-        await server.stop()
+        await Promise.all([server.stop(), metricsServer?.stop(true)])
         // Access log lines are made just after each answer and written in batches: let those of the last answers
         // be made, then write every waiting line.
         await new Promise((resolve) => setImmediate(resolve))

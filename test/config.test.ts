@@ -80,6 +80,12 @@ describe('parseArgs', () => {
       { ROCK_LEGENDS_DB_POOL: '20', ROCK_LEGENDS_DB_WAIT: '30s' },
       { data: 'postgres://db/rl', dbPool: 20, dbWaitMs: 30_000 },
     ],
+    [['--metrics', '9464'], {}, { metrics: '9464' }],
+    [['--metrics=127.0.0.1:0'], {}, { metrics: '127.0.0.1:0' }],
+    [['--metrics', '[::1]:9464'], {}, { metrics: '[::1]:9464' }],
+    [[], { ROCK_LEGENDS_METRICS: '0.0.0.0:9464' }, { metrics: '0.0.0.0:9464' }],
+    [['--metrics', '9100'], { ROCK_LEGENDS_METRICS: '9464' }, { metrics: '9100' }],
+    [[], { ROCK_LEGENDS_METRICS: '' }, {}],
   ] as [string[], Record<string, string>, Partial<Config>][])('%p with %p', (argv, env, expected) => {
     expect(run(argv, env)).toEqual({ ...defaults, ...expected })
   })
@@ -114,6 +120,11 @@ describe('parseArgs', () => {
     [['healthcheck', '--url', 'not a url']],
     [['healthcheck', '--url', 'ftp://127.0.0.1:3000']],
     [['healthcheck', 'http://127.0.0.1:3000']],
+    [['--metrics']],
+    [['--metrics', '70000']],
+    [['--metrics', 'localhost']],
+    [['--metrics', 'http://127.0.0.1:9464']],
+    [['--metrics', '127.0.0.1:9464/metrics']],
   ])('%p is a usage error', (argv) => {
     expect(() => parseArgs(argv, {})).toThrow(UsageError)
   })
@@ -122,6 +133,7 @@ describe('parseArgs', () => {
     [{ ROCK_LEGENDS_READ_ONLY: 'yes' }],
     [{ ROCK_LEGENDS_ALLOW_RESET: 'on' }],
     [{ ROCK_LEGENDS_DELAY: 'slow' }],
+    [{ ROCK_LEGENDS_METRICS: 'true' }],
   ])('%p is a usage error', (env) => {
     expect(() => parseArgs([], env)).toThrow(UsageError)
   })

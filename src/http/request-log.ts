@@ -38,8 +38,30 @@ interface LoggedSet {
 /** The start of a request whose line is written: one property for both, so each request adds one to its `set`. */
 const LOGGED = -1
 
-/** What the app's error handler is: it turns what was thrown into the answer (src/http/error-handler.ts). */
-type ErrorResponder = (context: { code: unknown; error: unknown; request: Request; set: LoggedSet }) => Response
+/**
+ * What the app's error handler is: it turns what was thrown into the answer (src/http/error-handler.ts). `route` is
+ * the template of the route that threw, when metrics ask for it (undefined outside any route).
+ */
+type ErrorResponder = (context: {
+  code: unknown
+  error: unknown
+  request: Request
+  set: LoggedSet
+  route?: string
+}) => Response
+
+/** What `mapResponse` reads of an answered request. */
+interface AnsweredContext {
+  request: Request
+  responseValue: unknown
+  set: LoggedSet
+}
+
+/**
+ * Counts one answer for `--metrics` (src/metrics/http-metrics.ts): its method, the template of the route it matched
+ * (undefined for none), its status and its latency in seconds.
+ */
+export type AnswerCounter = (method: string, route: string | undefined, status: number, seconds: number) => void
 
 /** The access log's hooks, and how it logs the answers of the error handler. */
 export interface RequestLog {
@@ -56,21 +78,29 @@ export interface RequestLog {
  * gets one {@link AccessEntry} for it. Nothing runs before routing. A route marks its start in its first step (its
  * parse step for a write, else its transform), and its answer gets the id and the line in `mapResponse`; answers of
  * the error handler, including those made outside any route (unknown paths and methods, refusals before routing),
- * get them in {@link RequestLog.answering}. Without `write` (`--log off`) there are no hooks at all, so the server
- * does no per-request work for a log nobody reads.
+ * get them in {@link RequestLog.answering}. With `count` (`--metrics`) the same steps count each answer too, by its
+ * route's template; without `write` they make no id and no line. Without either (`--log off`, no `--metrics`) there
+ * are no hooks at all, so the server does no per-request work for a log nobody reads.
  *
  * @example
  * const log = requestLog(logger.access)
  * app.onError({ as: 'global' }, log.answering(problemResponder(…))).use(log.hooks)
  */
-export function requestLog(write: ((entry: AccessEntry) => void) | undefined): RequestLog {
+export function requestLog(write: ((entry: AccessEntry) => void) | undefined, count?: AnswerCounter): RequestLog {
   const hooks = new Elysia({ name: 'request-log' })
-  if (!write) return { hooks, answering: (responder) => responder }
-  /** Gives `response` (or, for an answer Elysia builds from a value, `set`) its id, and writes its line. */
-  const logged = (request: Request, response: unknown, set: LoggedSet) => {
+  if (!write && !count) return { hooks, answering: (responder) => responder }
+  /**
+   * Counts the answer (`--metrics`: by the template of its `route`), then, with a log, gives `response` (or, for an
+   * answer Elysia builds from a value, `set`) its id and writes its line.
+   */
+  const logged = (request: Request, route: string | undefined, response: unknown, set: LoggedSet) => {
     const now = performance.now()
     const start = set.requestStart
     set.requestStart = LOGGED
+    const durationMs = start === undefined || start === LOGGED ? 0 : now - start
+    const status = statusOf(response, set.status)
+    if (count) count(request.method, route, status, durationMs / 1000)
+    if (!write) return
     const requestId = requestIdOf(request)
     // Into the Response itself: left in `set.headers`, it would make Elysia copy a route's Response, headers and
     // body, into a new one, which costs more than the rest of a read.
@@ -79,8 +109,8 @@ export function requestLog(write: ((entry: AccessEntry) => void) | undefined): R
     write({
       method: request.method,
       path: requestTarget(request.url),
-      status: statusOf(response, set.status),
-      durationMs: start === undefined || start === LOGGED ? 0 : now - start,
+      status,
+      durationMs,
       requestId,
     })
   }
@@ -88,25 +118,36 @@ export function requestLog(write: ((entry: AccessEntry) => void) | undefined): R
   const started = ({ set }: { set: LoggedSet }) => {
     set.requestStart ??= performance.now()
   }
-  hooks
-    .onParse({ as: 'global' }, started)
-    .onTransform({ as: 'global' }, started)
-    .mapResponse(
+  hooks.onParse({ as: 'global' }, started).onTransform({ as: 'global' }, started)
+  // Only metrics read the route: a hook that names `route` makes every route set it on its context.
+  if (count)
+    hooks.mapResponse(
       { as: 'global' },
-      ({ request, responseValue, set }: { request: Request; responseValue: unknown; set: LoggedSet }) => {
-        // An error's answer was logged by the error handler.
-        if (set.requestStart !== LOGGED) logged(request, responseValue, set)
+      ({ request, route, responseValue, set }: AnsweredContext & { route: string }) => {
+        // An error's answer was counted (and logged) by the error handler.
+        if (set.requestStart !== LOGGED) logged(request, route, responseValue, set)
       },
     )
+  else
+    hooks.mapResponse({ as: 'global' }, ({ request, responseValue, set }: AnsweredContext) => {
+      // An error's answer was logged by the error handler.
+      if (set.requestStart !== LOGGED) logged(request, undefined, responseValue, set)
+    })
   return {
     hooks,
-    requestId: requestIdOf,
-    answering:
-      (responder) =>
-      ({ code, error, request, set }) => {
-        const response = responder({ code, error, request, set })
-        logged(request, response, set)
-        return response
-      },
+    requestId: write ? requestIdOf : undefined,
+    answering: count
+      ? (responder) =>
+          ({ code, error, request, set, route }) => {
+            const response = responder({ code, error, request, set })
+            logged(request, route, response, set)
+            return response
+          }
+      : (responder) =>
+          ({ code, error, request, set }) => {
+            const response = responder({ code, error, request, set })
+            logged(request, undefined, response, set)
+            return response
+          },
   }
 }

@@ -3,6 +3,7 @@
  * the data reaches a disk, so a second backend can serve the users who outgrow one machine.
  */
 
+import type { StoreMetrics } from '../metrics/metrics.ts'
 import type { Album } from '../model/album.ts'
 import type { Artist } from '../model/artist.ts'
 import type { AlbumSort, ArtistSort, ListQuery } from '../model/search.ts'
@@ -383,4 +384,9 @@ export interface Store {
   readonly changes: Changes
   /** Waits for writes in flight, then releases what the store holds (the data file, the connections). */
   close(): Promise<void>
+  /**
+   * From now on counts into `metrics` (`--metrics`, src/metrics/metrics.ts): commits and their batch sizes, the
+   * journal's fsyncs, size and compactions, the pool's use. A store never instrumented counts nothing.
+   */
+  instrument?(metrics: StoreMetrics): void
 }

@@ -95,6 +95,7 @@ const NOT_DEFAULT: Record<string, unknown> = {
   fixtures: true,
   ui: false,
   signup: false,
+  metrics: '127.0.0.1:9464',
   backupEveryMs: 3_600_000,
   backupDir: 'backups',
   backupKeep: 3,

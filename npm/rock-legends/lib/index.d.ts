@@ -45,6 +45,8 @@ export interface ServerOptions {
   signup?: boolean
   /** Journal size that triggers a compaction of the data file; a tuning knob. */
   compactAfterBytes?: number
+  /** Serve Prometheus metrics at `GET /metrics` on `[HOST:]PORT` (loopback unless a host is named); off by default. */
+  metrics?: string
   /** Take a backup while serving every this many milliseconds (at least 1,000), into `backupDir`; off by default. */
   backupEveryMs?: number
   /** Where scheduled backups go; `./backups` by default. */

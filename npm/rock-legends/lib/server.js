@@ -61,6 +61,7 @@ export function argumentsFor(options, apiKeys) {
   if (options.fixtures) args.push('--fixtures')
   if (options.ui === false) args.push('--no-ui')
   if (options.signup === false) args.push('--no-signup')
+  if (options.metrics !== undefined) args.push('--metrics', options.metrics)
   if (options.backupEveryMs !== undefined) args.push('--backup-every', `${options.backupEveryMs}ms`)
   if (options.backupDir !== undefined) args.push('--backup-dir', options.backupDir)
   if (options.backupKeep !== undefined) args.push('--backup-keep', String(options.backupKeep))

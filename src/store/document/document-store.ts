@@ -1,4 +1,5 @@
 import type { Low } from 'lowdb'
+import type { StoreMetrics } from '../../metrics/metrics.ts'
 import { emailKey } from '../../model/email.ts'
 import type { AlbumSort, ArtistSort, ListQuery } from '../../model/search.ts'
 import { type Change as CatalogueChange, ChangeHub } from '../changes.ts'
@@ -92,6 +93,12 @@ export class DocumentStore implements Store {
     this.commits = new GroupCommit(this.records, persistence)
     // Ids of another run (a restart, another store) are unknown here: such a client is told to reload.
     this.changes = changes ?? new ChangeHub(`${this.run}-0`)
+  }
+
+  /** Counts commits (and, over a data file, the journal's work) into `metrics`. */
+  instrument(metrics: StoreMetrics): void {
+    this.commits.metrics = metrics
+    this.persistence.instrument?.(metrics)
   }
 
   /** Tells the listeners of `changes` about `change`, once durable; resolves with `value` for the caller. */

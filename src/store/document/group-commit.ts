@@ -1,3 +1,4 @@
+import type { StoreMetrics } from '../../metrics/metrics.ts'
 import { Batch } from './batch.ts'
 import type { Persistence } from './persistence.ts'
 import type { Records } from './records.ts'
@@ -29,6 +30,8 @@ export class GroupCommit {
   private running: Promise<void> | undefined
   /** The batch the next commit carries; bookkeeping (see {@link pending}) joins it before it starts. */
   private next: Batch
+  /** Where commits are counted (`--metrics`); none by default. */
+  metrics: StoreMetrics | undefined
 
   /** Commits changes to `records`, made durable by `persistence`. */
   constructor(
@@ -77,9 +80,11 @@ export class GroupCommit {
           await batch.persist(this.persistence)
         } catch (error) {
           batch.rollback()
+          this.metrics?.commitFailures.inc()
           for (const [pending] of applied) pending.reject(error)
           continue
         }
+        this.metrics?.committed(applied.length)
         for (const [pending, result] of applied) pending.resolve(result)
       }
     } finally {

@@ -1,3 +1,4 @@
+import type { StoreMetrics } from '../../metrics/metrics.ts'
 import type { Document, StoredDocument } from './document.ts'
 
 /** The records one group commit created or changed (whole records: replay is an upsert), and the counters after it. */
@@ -20,6 +21,8 @@ export interface Persistence {
   replace(document: Document): Promise<void>
   /** Saves everything and releases the data file. */
   close(document: Document): Promise<void>
+  /** From now on counts fsyncs, compactions and sizes into `metrics` (a data file's; memory has none). */
+  instrument?(metrics: StoreMetrics): void
 }
 
 /** Persistence for `:memory:`: nothing to save. */

@@ -1,6 +1,7 @@
 import { type FileHandle, rm } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import { Type as T } from '@sinclair/typebox'
+import type { StoreMetrics } from '../../metrics/metrics.ts'
 import { DocumentSchema, lazyCheck } from '../document/document.ts'
 import type { JournalEntry } from '../document/persistence.ts'
 import { syncDirectory } from './durable-file.ts'
@@ -43,6 +44,8 @@ export class Journal {
   private damaged = false
   // Appends and rewrites of the file take turns.
   private turn: Promise<unknown> = Promise.resolve()
+  /** Where the time of each fsync is counted (`--metrics`); none by default. */
+  metrics: StoreMetrics | undefined
 
   /** The journal of the data file at `file`, written through `fs`. */
   constructor(
@@ -108,7 +111,10 @@ export class Journal {
       const handle = await this.open()
       try {
         await writeAll(handle, line, this.size)
+        const metrics = this.metrics
+        const synced = metrics ? performance.now() : 0
         await handle.datasync()
+        metrics?.fsync.observe((performance.now() - synced) / 1000)
       } catch (error) {
         // Whatever part of the line reached the file must go before the next append lands behind it.
         this.damaged = true

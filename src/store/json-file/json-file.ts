@@ -1,6 +1,7 @@
 import { accessSync, constants, mkdirSync, statSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { Low } from 'lowdb'
+import type { StoreMetrics } from '../../metrics/metrics.ts'
 import { type Document, documentProblem, emptyDocument } from '../document/document.ts'
 import { DocumentStore } from '../document/document-store.ts'
 import { type Persistence, replay } from '../document/persistence.ts'
@@ -36,6 +37,7 @@ const DEFAULT_COMPACT_AFTER = 8 * 1024 * 1024
 class JsonFilePersistence implements Persistence {
   private compacting: Promise<void> | undefined
   private dataBytes: number
+  private metrics: StoreMetrics | undefined
 
   constructor(
     private readonly file: DurableJsonFile,
@@ -65,9 +67,25 @@ class JsonFilePersistence implements Persistence {
 
   private async compact(document: Document): Promise<void> {
     const covered = this.journal.bytes
-    await this.file.write(document)
-    this.dataBytes = statSync(this.file.file).size
-    await this.journal.dropBefore(covered)
+    try {
+      await this.file.write(document)
+      this.dataBytes = statSync(this.file.file).size
+      await this.journal.dropBefore(covered)
+    } catch (error) {
+      this.metrics?.compactionFailures.inc()
+      throw error
+    }
+    this.metrics?.compactions.inc()
+  }
+
+  instrument(metrics: StoreMetrics): void {
+    this.metrics = metrics
+    this.journal.metrics = metrics
+    // The data file's size as the disk has it now: a stat per scrape, never per request.
+    metrics.files = {
+      journalBytes: () => this.journal.bytes,
+      dataFileBytes: () => statSync(this.file.file, { throwIfNoEntry: false })?.size ?? 0,
+    }
   }
 
   async replace(document: Document): Promise<void> {

@@ -1,5 +1,6 @@
 import { hostname } from 'node:os'
 import type { SQL } from 'bun'
+import type { PoolUse, StoreMetrics } from '../../metrics/metrics.ts'
 import type { Album } from '../../model/album.ts'
 import type { Artist } from '../../model/artist.ts'
 import { emailKey } from '../../model/email.ts'
@@ -148,6 +149,10 @@ export class SqlStore implements Store {
     this.read(() => fetchCredentials(this.sql, hashes)),
   )
   private closed = false
+  private readonly poolSize: number
+  /** Counted only once instrumented (`--metrics`). */
+  private metrics: StoreMetrics | undefined
+  private pool: PoolUse | undefined
   /** After a write that may have recorded changes: this replica reads them now, the others are woken up. */
   private readonly changed = () => this.changes.written()
 
@@ -160,6 +165,7 @@ export class SqlStore implements Store {
     readonly changes: SqlChanges,
   ) {
     this.target = describeTarget(url)
+    this.poolSize = options.pool ?? 10
     // A statement the server did not cancel in time: the connection itself is stuck (a network that went silent).
     this.deadlineMs = (options.statementTimeoutMs ?? 5000) + 1000
     this.checkTimeoutMs = options.checkTimeoutMs ?? 2000
@@ -198,13 +204,27 @@ export class SqlStore implements Store {
     }
   }
 
+  /**
+   * Counts commits and the pool's use into `metrics`. Bun.SQL tells nothing of its pool: every operation of the store
+   * goes through {@link guard}, which counts those in flight, each holding one connection while it runs.
+   */
+  instrument(metrics: StoreMetrics): void {
+    this.metrics = metrics
+    this.writes.metrics = metrics
+    this.pool = metrics.poolOf(this.poolSize)
+  }
+
   /** Runs `operation` within the deadline, its errors as the store reports them. */
   private async guard<T>(operation: () => Promise<T>): Promise<T> {
     if (this.closed) throw new StoreUnavailableError('the store is closed')
+    const pool = this.pool
+    if (pool) pool.inFlight++
     try {
       return await within(operation(), this.deadlineMs, this.target)
     } catch (error) {
       throw storeError(error, this.target)
+    } finally {
+      if (pool) pool.inFlight--
     }
   }
 
@@ -228,7 +248,19 @@ export class SqlStore implements Store {
 
   /** A write of its own: one transaction. */
   private write<T>(work: (tx: SQL) => Promise<T>): Promise<T> {
-    return this.guard(() => this.transact(work))
+    const written = this.guard(() => this.transact(work))
+    const metrics = this.metrics
+    if (!metrics) return written
+    return written.then(
+      (result) => {
+        metrics.committed(1)
+        return result
+      },
+      (error: unknown) => {
+        metrics.commitFailures.inc()
+        throw error
+      },
+    )
   }
 
   /** The credential with the use noted here and not yet saved, as the document store would show it. */

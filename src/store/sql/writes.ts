@@ -1,4 +1,5 @@
 import type { SQL } from 'bun'
+import type { StoreMetrics } from '../../metrics/metrics.ts'
 import type { Album } from '../../model/album.ts'
 import type { Artist } from '../../model/artist.ts'
 import { AlbumLimitError, MAX_ALBUMS_PER_ARTIST, type New } from '../store.ts'
@@ -214,6 +215,8 @@ export class WriteBatcher {
   private running: Promise<void> | undefined
   /** How many transactions this batcher has committed (tests and bench read it). */
   transactions = 0
+  /** Where commits and their batch sizes are counted (`--metrics`); none by default. */
+  metrics: StoreMetrics | undefined
 
   /**
    * `transact` runs one transaction with retries, `statement` one statement alone; `failure` turns an error into
@@ -303,7 +306,9 @@ export class WriteBatcher {
             )
           : await this.transact((tx) => this.write(tx, batch, uses))
       this.transactions += 1
+      this.metrics?.committed(batch.length)
     } catch (error) {
+      this.metrics?.commitFailures.inc()
       // Uses recorded since keep their later times; the others wait for the next transaction.
       for (const [id, at] of uses) if (!this.uses.has(id)) this.uses.set(id, at)
       // One bad record (a value the database refuses) must not fail the others: each goes again on its own.

@@ -1,0 +1,160 @@
+/**
+ * `bun bench/metrics.ts [--rounds N] [--seconds S] [--together] [--record]`: what `--metrics` (issue 24) costs a read,
+ * side by side. Servers of `dist/rock-legends` over the same 1,000 generated artists (JSON data files): the
+ * default configuration (the pretty access log into a file) without and with `--metrics`, and `--log off` without and
+ * with `--metrics`. `wrk -t2 -c32` on GET one artist and a list page, the servers taking turns (the order rotated every
+ * round), or with `--together` all loaded at once, each by its own wrk (on a shared machine the CPU ratios then scatter
+ * less). A fifth server, a second `--log off`, is the control: its ratio to the first is what noise alone gives. Each
+ * server with metrics is scraped once per round, as Prometheus would. Prints the median over the rounds of
+ * the per-round ratios of req/s and of CPU per request (/proc), with the machine and its load; `--record` also writes
+ * them into bench/RESULTS.md, section "metrics-turns" or "metrics-together".
+ *
+ * Without `--metrics` nothing of the metrics is built or hooked (test/metrics/metrics.test.ts checks that); the ratios
+ * show what the flag costs when it is on. The goal: at least 0.95× of the same server without it.
+ */
+import { mkdtemp, rm } from 'node:fs/promises'
+import { loadavg, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import { writeCatalogue } from './catalogue.ts'
+import { describeMachine } from './machine.ts'
+import { writeNamedSection } from './results-file.ts'
+import { type ServerProcess, startRockLegends } from './server-process.ts'
+import { type LoadRun, loadServer, wrkVersion } from './wrk.ts'
+
+const { values } = parseArgs({
+  args: process.argv.slice(2),
+  options: {
+    rounds: { type: 'string', default: '8' },
+    seconds: { type: 'string', default: '3' },
+    together: { type: 'boolean', default: false },
+    record: { type: 'boolean', default: false },
+  },
+})
+const rounds = Number(values.rounds)
+const seconds = Number(values.seconds)
+const together = values.together === true
+
+const CASES = [
+  { label: 'Get one artist', path: '/api/v1/artists/500' },
+  { label: 'List page', path: '/api/v1/artists?limit=10&offset=0' },
+]
+/**
+ * Each ratio: a server with metrics over the same without; and a control, a second `--log off` server over the
+ * first, which shows how far two identical servers differ on this machine at this moment.
+ */
+const RATIOS: [string, string][] = [
+  ['default --metrics', 'default'],
+  ['--log off --metrics', '--log off'],
+  ['--log off, again', '--log off'],
+]
+
+const progress = (line: string) => process.stderr.write(`metrics: ${line}\n`)
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b)
+  const m = Math.floor(s.length / 2)
+  return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2
+}
+
+/** A port free a moment ago on loopback, for a metrics listener. */
+function freePort(): number {
+  const probe = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
+  const { port } = probe
+  probe.stop(true)
+  return port
+}
+
+const dir = await mkdtemp(join(tmpdir(), 'rl-metrics-bench-'))
+const servers: Record<string, ServerProcess> = {}
+const scrapes: Record<string, string> = {}
+try {
+  const catalogue = join(dir, 'catalogue.json')
+  await writeCatalogue(catalogue, 1000)
+  const start = async (name: string, log: boolean, metrics: boolean) => {
+    const file = name.replaceAll(/\W+/g, '-')
+    const port = freePort()
+    const extra = metrics ? ['--metrics', `127.0.0.1:${port}`] : []
+    servers[name] = await startRockLegends(
+      [`--seed=${catalogue}`, '--data', join(dir, `${file}.json`), ...extra],
+      log ? join(dir, `${file}.log`) : undefined,
+    )
+    if (metrics) scrapes[name] = `http://127.0.0.1:${port}/metrics`
+  }
+  await start('default', true, false)
+  await start('default --metrics', true, true)
+  await start('--log off', false, false)
+  await start('--log off --metrics', false, true)
+  await start('--log off, again', false, false)
+  const names = Object.keys(servers)
+  const scrapeAll = () => Promise.all(Object.values(scrapes).map(async (url) => (await fetch(url)).text()))
+  const loadAverage = loadavg()[0] ?? 0
+  const runs: Record<string, Record<string, LoadRun[]>> = {}
+  const load = (name: string, path: string) =>
+    loadServer(servers[name] as ServerProcess, { path, seconds, connections: 32 })
+  for (const c of CASES) {
+    runs[c.label] = Object.fromEntries(names.map((name) => [name, []]))
+    for (const name of names)
+      await loadServer(servers[name] as ServerProcess, { path: c.path, seconds: 2, connections: 32 })
+    for (let round = 0; round < rounds; round++) {
+      if (together) {
+        const all = await Promise.all(names.map((name) => load(name, c.path)))
+        names.forEach((name, i) => {
+          runs[c.label]?.[name]?.push(all[i] as LoadRun)
+        })
+      } else
+        for (let i = 0; i < names.length; i++) {
+          const name = names[(i + round) % names.length] as string
+          runs[c.label]?.[name]?.push(await load(name, c.path))
+        }
+      await scrapeAll()
+      progress(`${c.label}: round ${round + 1} of ${rounds}`)
+    }
+  }
+  // The servers with metrics did count what they served.
+  for (const text of await scrapeAll())
+    if (
+      !/rock_legends_http_requests_total\{method="GET",route="\/api\/v1\/artists\/:artistId",status="200"\} \d{4,}/.test(
+        text,
+      )
+    )
+      throw new Error(`a server with --metrics did not count the reads:\n${text.slice(0, 2000)}`)
+  const after = loadavg()[0] ?? 0
+  const machine = await describeMachine(wrkVersion() ?? 'wrk')
+  const command = `bun bench/metrics.ts --rounds ${rounds} --seconds ${seconds}${together ? ' --together' : ''}`
+  const out: string[] = []
+  out.push(
+    `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC with \`${command}\` (${together ? 'the servers of a round loaded all at once' : 'the servers taking turns'}) on ${machine.cpu}, ${machine.cores} cores, Bun ${Bun.version}; one-minute load average ${loadAverage.toFixed(2)} before and ${after.toFixed(2)} after (the machine is shared).`,
+    '',
+    '| Request | Server | req/s (median) | CPU per request |',
+    '| --- | --- | ---: | ---: |',
+  )
+  for (const c of CASES)
+    for (const name of names) {
+      const list = runs[c.label]?.[name] ?? []
+      out.push(
+        `| ${c.label} | ${name} | ${Math.round(median(list.map((r) => r.requestsPerSecond))).toLocaleString('en')} | ${median(list.map((r) => r.cpuMicrosPerRequest)).toFixed(2)} µs |`,
+      )
+    }
+  out.push(
+    '',
+    '| Request | Ratio | req/s: median of per-round ratios (each round) | By CPU per request: the same |',
+    '| --- | --- | ---: | ---: |',
+  )
+  const list = (xs: number[]) => xs.map((x) => x.toFixed(2)).join(', ')
+  for (const c of CASES)
+    for (const [of, over] of RATIOS) {
+      const a = runs[c.label]?.[of] ?? []
+      const b = runs[c.label]?.[over] ?? []
+      const perRound = a.map((run, i) => run.requestsPerSecond / (b[i]?.requestsPerSecond ?? Number.NaN))
+      // By CPU: requests per CPU second, the inverse of the CPU per request.
+      const cpu = a.map((run, i) => (b[i]?.cpuMicrosPerRequest ?? Number.NaN) / run.cpuMicrosPerRequest)
+      out.push(
+        `| ${c.label} | ${of} / ${over} | **${median(perRound).toFixed(2)}×** (${list(perRound)}) | **${median(cpu).toFixed(2)}×** (${list(cpu)}) |`,
+      )
+    }
+  console.log(out.join('\n'))
+  if (values.record) await writeNamedSection(`metrics-${together ? 'together' : 'turns'}`, out.join('\n'))
+} finally {
+  await Promise.all(Object.values(servers).map((server) => server.stop()))
+  await rm(dir, { recursive: true, force: true })
+}

@@ -1,0 +1,187 @@
+import pkg from '../../package.json' with { type: 'json' }
+import { HttpMetrics } from './http-metrics.ts'
+import { Counter, type Family, Gauge, Histogram, renderFamilies } from './registry.ts'
+
+/** Upper bounds of the changes one commit carries (the group commit's batch size). */
+export const COMMIT_CHANGES_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
+/** Upper bounds of one fsync of the journal, in seconds: from a fast SSD's 0.1 ms to a struggling disk's second. */
+export const FSYNC_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1]
+
+/** Operations on the database pool in flight, counted by the SQL store (Bun.SQL tells nothing of its pool). */
+export class PoolUse {
+  /** Store operations started and not yet settled; each holds one pooled connection while it runs. */
+  inFlight = 0
+
+  /** `max` is the pool's size (`--db-pool`). */
+  constructor(readonly max: number) {}
+}
+
+/** The data file's sizes, read when scraped. */
+export interface FileSizes {
+  journalBytes(): number
+  dataFileBytes(): number
+}
+
+/**
+ * What the store records: commits and their batch sizes (both stores), the journal's fsyncs, size and compactions
+ * (a data file), the pool (a database). The store calls these only once instrumented (`Store.instrument`); a
+ * server without `--metrics` never makes one.
+ */
+export class StoreMetrics {
+  readonly commits = new Counter(
+    'rock_legends_store_commits_total',
+    'Commits that made a batch of changes durable: a group commit (data file, memory) or a transaction (PostgreSQL).',
+  )
+  readonly commitFailures = new Counter(
+    'rock_legends_store_commit_failures_total',
+    'Commits that failed: every change in them was refused.',
+  )
+  readonly commitChanges = new Histogram(
+    'rock_legends_store_commit_changes',
+    'Changes carried by each commit: the batch size of the group commit.',
+    COMMIT_CHANGES_BUCKETS,
+  )
+  readonly fsync = new Histogram(
+    'rock_legends_journal_fsync_seconds',
+    'Time of each fsync of the journal, which every commit to a data file waits for.',
+    FSYNC_BUCKETS,
+  )
+  readonly compactions = new Counter(
+    'rock_legends_journal_compactions_total',
+    'Compactions that folded the journal into the data file.',
+  )
+  readonly compactionFailures = new Counter(
+    'rock_legends_journal_compaction_failures_total',
+    'Compactions that failed (nothing is lost: the journal keeps every change, and compaction is tried again).',
+  )
+  /** The data file's sizes, set by a store over a data file. */
+  files: FileSizes | undefined
+  /** The pool's use, set by a store over a database. */
+  pool: PoolUse | undefined
+
+  /** Counts the use of a pool of `max` connections (a store over a database). */
+  poolOf(max: number): PoolUse {
+    this.pool = new PoolUse(max)
+    return this.pool
+  }
+
+  /** A commit of `changes` changes is durable. */
+  committed(changes: number): void {
+    this.commits.inc()
+    this.commitChanges.observe(changes)
+  }
+
+  /** The families of the store at hand: the journal's for a data file, the pool's for a database. */
+  families(): Family[] {
+    const families: Family[] = [this.commits, this.commitFailures, this.commitChanges]
+    const files = this.files
+    if (files)
+      families.push(
+        this.fsync,
+        new Gauge('rock_legends_journal_bytes', 'Size of the journal beside the data file.', [
+          { read: () => files.journalBytes() },
+        ]),
+        new Gauge('rock_legends_data_file_bytes', 'Size of the data file as last written.', [
+          { read: () => files.dataFileBytes() },
+        ]),
+        this.compactions,
+        this.compactionFailures,
+      )
+    const pool = this.pool
+    if (pool)
+      families.push(
+        new Gauge('rock_legends_db_pool_connections_max', 'Connections the database pool may open (--db-pool).', [
+          { read: () => pool.max },
+        ]),
+        new Gauge(
+          'rock_legends_db_pool_connections_in_use',
+          'Pooled connections in use: store operations in flight, at most the pool size.',
+          [{ read: () => Math.min(pool.inFlight, pool.max) }],
+        ),
+        new Gauge(
+          'rock_legends_db_pool_operations_waiting',
+          'Store operations waiting for a pooled connection: those in flight beyond the pool size.',
+          [{ read: () => Math.max(0, pool.inFlight - pool.max) }],
+        ),
+      )
+    return families
+  }
+}
+
+/**
+ * Backups the server took and failed to take (`--backup-every`): the schedule (src/server.ts) calls {@link taken} once
+ * a backup file is complete under its final name, {@link failed} when an attempt gave up. Without a schedule both stay
+ * 0: a `rock-legends backup` through the server writes its file itself, which the server cannot see complete.
+ */
+export class BackupMetrics {
+  readonly backups = new Counter('rock_legends_backups_total', 'Backups written completely.')
+  readonly failures = new Counter('rock_legends_backup_failures_total', 'Backups that failed.')
+  private last: number | undefined
+
+  /** A backup is complete under its final name. */
+  taken(at = Date.now()): void {
+    this.backups.inc()
+    this.last = at / 1000
+  }
+
+  /** A backup attempt failed (and left no file under a final name). */
+  failed(): void {
+    this.failures.inc()
+  }
+
+  families(): Family[] {
+    return [
+      this.backups,
+      this.failures,
+      new Gauge('rock_legends_last_backup_timestamp_seconds', 'When the last complete backup was taken (Unix time).', [
+        { read: () => this.last },
+      ]),
+    ]
+  }
+}
+
+/**
+ * Every metric of one server (`--metrics`), rendered as Prometheus text by {@link render}. Made only when metrics are
+ * asked for: without it nothing is counted anywhere.
+ *
+ * @example
+ * const metrics = new Metrics()
+ * const app = createApp({ store, metrics })
+ * metrics.render() // '# HELP rock_legends_http_requests_total …'
+ */
+export class Metrics {
+  readonly http = new HttpMetrics()
+  readonly store = new StoreMetrics()
+  readonly backups = new BackupMetrics()
+  private readonly startedAt = Math.round(Date.now() - performance.now()) / 1000
+  private memory: NodeJS.MemoryUsage | undefined
+
+  private readonly process: Family[] = [
+    new Gauge('rock_legends_build_info', 'The version of this build, as a label; always 1.', [
+      { labels: { version: pkg.version, bun: Bun.version }, read: () => 1 },
+    ]),
+    new Gauge('rock_legends_process_start_time_seconds', 'When the process started (Unix time).', [
+      { read: () => this.startedAt },
+    ]),
+    new Gauge('rock_legends_process_resident_memory_bytes', 'Resident memory of the process (RSS).', [
+      { read: () => this.memory?.rss },
+    ]),
+    new Gauge('rock_legends_process_heap_used_bytes', "JavaScript heap in use by live objects (the engine's count).", [
+      { read: () => this.memory?.heapUsed },
+    ]),
+    new Gauge('rock_legends_process_heap_total_bytes', 'JavaScript heap the engine holds, used or not.', [
+      { read: () => this.memory?.heapTotal },
+    ]),
+  ]
+
+  /** The text `/metrics` answers: every family with its HELP and TYPE lines. */
+  render(): string {
+    this.memory = process.memoryUsage()
+    return renderFamilies([
+      ...this.http.families(),
+      ...this.store.families(),
+      ...this.backups.families(),
+      ...this.process,
+    ])
+  }
+}
