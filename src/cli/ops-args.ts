@@ -29,8 +29,9 @@ export const OPS_USAGE = `Usage: rock-legends verify FILE | --data FILE|postgres
            naming each problem found, 2 for a usage error.
   backup   writes everything the store holds (artists, albums, accounts with their password hashes, tokens and
            keys as hashes, id counters) to FILE, a new file, all at once (never half a file under that name). A
-           data file must not be in use by a running server; a database is read in one consistent view, even
-           while replicas serve it. --data defaults to ROCK_LEGENDS_DATA, then ./data/db.json.
+           data file a running server owns is backed up through that server, which keeps serving; a database is
+           read in one consistent view, even while replicas serve it. --data defaults to ROCK_LEGENDS_DATA, then
+           ./data/db.json.
   restore  replaces everything in the store with the backup FILE, after checking it, all or nothing; the store
            must not be in use by a running server. What it replaces is kept aside, and it says where: a data file
            and its journal as FILE.before-restore-TIME(.journal) beside it; a database's old content as a backup
