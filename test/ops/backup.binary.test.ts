@@ -12,7 +12,7 @@ import { type BackupContent, contentChecksum, decodeBackup, encodeBackup } from 
 import { readDataFile } from '../../src/ops/read-data-file.ts'
 import type { StoredDocument } from '../../src/store/document/document.ts'
 import { upgradeDocument } from '../../src/store/document/upgrade.ts'
-import { binaryFixtures, ensureBinary, type RunningBinary, runBinary } from '../support/binary.ts'
+import { binaryFixtures, ensureBinary, type RunningBinary, runBinary, writeLargeDataFile } from '../support/binary.ts'
 import { skipWithoutPostgres, type TestPostgres, testPostgres } from '../support/postgres.ts'
 
 const KEY = 'backup-test-service-key'
@@ -282,16 +282,8 @@ describe('restore killed with SIGKILL at any moment', () => {
 
     // The old data: large, so that copying it aside and folding its journal take a while, and with a journal, as a
     // crashed server leaves it.
-    const seeded = fileContent(seededFile)
-    const artists = Array.from({ length: 20_000 }, (_, index) => ({
-      ...(seeded.artists[index % seeded.artists.length] as Record<string, unknown>),
-      id: index + 1,
-    }))
     const old = join(dir, 'old', 'db.json')
-    mkdirSync(join(dir, 'old'), { mode: 0o755 })
-    writeFileSync(old, JSON.stringify({ ...seeded, artists, counters: { ...seeded.counters, artists: 20_000 } }), {
-      mode: 0o600,
-    })
+    const artists = writeLargeDataFile(old, fileContent(seededFile))
     const server = await serve(old)
     await populate(server)
     await stop(server, 'SIGKILL')
@@ -341,9 +333,7 @@ describe('restore killed with SIGKILL at any moment', () => {
     }
     expect(outcomes.new).toBeGreaterThan(0)
     expect(outcomes.old + outcomes.oldWithAside).toBeGreaterThan(0)
-    console.log(
-      `restore over ${artists.length} artists: ${duration} ms whole; after SIGKILL: ${JSON.stringify(outcomes)}`,
-    )
+    console.log(`restore over ${artists} artists: ${duration} ms whole; after SIGKILL: ${JSON.stringify(outcomes)}`)
   }, 120_000)
 })
 

@@ -13,7 +13,7 @@ import { type BackupContent, contentChecksum, decodeBackup } from '../../src/ops
 import { readDataFile } from '../../src/ops/read-data-file.ts'
 import type { StoredDocument } from '../../src/store/document/document.ts'
 import { upgradeDocument } from '../../src/store/document/upgrade.ts'
-import { binaryFixtures, ensureBinary, type RunningBinary, runBinary } from '../support/binary.ts'
+import { binaryFixtures, ensureBinary, type RunningBinary, runBinary, writeLargeDataFile } from '../support/binary.ts'
 import { skipWithoutPostgres, type TestPostgres, testPostgres } from '../support/postgres.ts'
 
 const KEY = 'copy-test-service-key'
@@ -360,16 +360,8 @@ describe.skipIf(skipWithoutPostgres())('between a data file and PostgreSQL', () 
     // The new data: a large data file, so that the copy takes a while.
     const seededFile = join(dir, 'seeded', 'db.json')
     await stop(await serve(seededFile, ['--seed']))
-    const seeded = fileContent(seededFile)
-    const artists = Array.from({ length: 20_000 }, (_, index) => ({
-      ...(seeded.artists[index % seeded.artists.length] as Record<string, unknown>),
-      id: index + 1,
-    }))
     const source = join(dir, 'source', 'db.json')
-    mkdirSync(join(dir, 'source'), { mode: 0o755 })
-    writeFileSync(source, JSON.stringify({ ...seeded, artists, counters: { ...seeded.counters, artists: 20_000 } }), {
-      mode: 0o600,
-    })
+    const artists = writeLargeDataFile(source, fileContent(seededFile))
     const newSum = contentChecksum(fileContent(source))
 
     // The old data: the seeded catalogue with accounts, in a database, and kept as a backup to put back each run.
@@ -415,7 +407,7 @@ describe.skipIf(skipWithoutPostgres())('between a data file and PostgreSQL', () 
     }
     expect(outcomes.new).toBeGreaterThan(0)
     console.log(
-      `copy of ${artists.length} artists into PostgreSQL: ${duration} ms whole; after SIGKILL: ${JSON.stringify(outcomes)}`,
+      `copy of ${artists} artists into PostgreSQL: ${duration} ms whole; after SIGKILL: ${JSON.stringify(outcomes)}`,
     )
   }, 180_000)
 
@@ -428,16 +420,8 @@ describe.skipIf(skipWithoutPostgres())('between a data file and PostgreSQL', () 
     // The old data: large, with a journal, as a crashed server leaves it.
     const seededFile = join(dir, 'seeded', 'db.json')
     await stop(await serve(seededFile, ['--seed']))
-    const seeded = fileContent(seededFile)
-    const artists = Array.from({ length: 20_000 }, (_, index) => ({
-      ...(seeded.artists[index % seeded.artists.length] as Record<string, unknown>),
-      id: index + 1,
-    }))
     const old = join(dir, 'old', 'db.json')
-    mkdirSync(join(dir, 'old'), { mode: 0o755 })
-    writeFileSync(old, JSON.stringify({ ...seeded, artists, counters: { ...seeded.counters, artists: 20_000 } }), {
-      mode: 0o600,
-    })
+    const artists = writeLargeDataFile(old, fileContent(seededFile))
     const server = await serve(old)
     await populate(server)
     await stop(server, 'SIGKILL')
@@ -475,7 +459,7 @@ describe.skipIf(skipWithoutPostgres())('between a data file and PostgreSQL', () 
     }
     expect(outcomes.new).toBeGreaterThan(0)
     console.log(
-      `copy over ${artists.length} artists in a data file: ${duration} ms whole; after SIGKILL: ${JSON.stringify(outcomes)}`,
+      `copy over ${artists} artists in a data file: ${duration} ms whole; after SIGKILL: ${JSON.stringify(outcomes)}`,
     )
   }, 180_000)
 })

@@ -1,7 +1,7 @@
 import { afterAll, afterEach } from 'bun:test'
-import { mkdtempSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { dirname, join, resolve } from 'node:path'
 import { type Subprocess, spawn, spawnSync } from 'bun'
 import pkg from '../../package.json' with { type: 'json' }
 
@@ -164,4 +164,27 @@ export function binaryFixtures(label: string, key: string) {
       await server.stop(signal)
     },
   }
+}
+
+/**
+ * Artists in the large data files of the tests that kill a command (`restore`, `copy`) with SIGKILL at moments spread
+ * over its run: enough that its work (copying the old data aside, folding a journal, writing the new, a database's
+ * transaction) lasts several times its process's start-up, so that the kills land in each step. More only makes each
+ * of the loop's runs slower.
+ */
+export const LARGE_STORE_ARTISTS = 5_000
+
+/**
+ * Writes `file` (mode 0600, in a new directory of mode 0755): the data file `seeded` (a seeded server's, as read)
+ * with its artists repeated to {@link LARGE_STORE_ARTISTS}, ids 1 onwards; returns how many artists it holds.
+ */
+export function writeLargeDataFile(file: string, seeded: { artists: unknown[]; counters: object }): number {
+  const artists = Array.from({ length: LARGE_STORE_ARTISTS }, (_, index) => ({
+    ...(seeded.artists[index % seeded.artists.length] as Record<string, unknown>),
+    id: index + 1,
+  }))
+  mkdirSync(dirname(file), { mode: 0o755 })
+  const counters = { ...seeded.counters, artists: artists.length }
+  writeFileSync(file, JSON.stringify({ ...seeded, artists, counters }), { mode: 0o600 })
+  return artists.length
 }

@@ -81,17 +81,25 @@ export async function dumpConsistent(tx: SQL): Promise<SnapshotDocument> {
 }
 
 /**
- * Puts every sequence back to its counter in `counters` (the last id given): its next id is the one after. Not
- * transactional (no sequence is), so it is the last statement of a restore before its commit.
+ * Puts every sequence back to its counter in `counters` (the last id given: its next id is the one after) and commits
+ * `tx`, in one message. No sequence is transactional (`setval` is never rolled back), so a client that died between
+ * its `setval`s and its `COMMIT` would leave the old rows under the new counters, whose next ids would then be ones
+ * the old rows hold. PostgreSQL runs every statement of a message it has received before it reads on, whether or not
+ * the client is still there (unless `client_connection_check_interval` is set): the counters and the rows it commits
+ * change together, or neither does. `tx` is done after this; the `COMMIT` its `begin` sends later is a no-op.
  */
-export async function setSequences(tx: SQL, counters: SnapshotDocument['counters']): Promise<void> {
-  for (const [name, sequence] of Object.entries(SEQUENCES))
-    await tx`SELECT setval(${sequence}::regclass, ${(counters[name as keyof typeof SEQUENCES] ?? 0) + 1}, false)`
+export async function commitWithCounters(tx: SQL, counters: SnapshotDocument['counters']): Promise<void> {
+  const setvals = Object.entries(SEQUENCES).map(([name, sequence]) => {
+    const next = (counters[name as keyof typeof SEQUENCES] ?? 0) + 1
+    if (!Number.isSafeInteger(next) || next < 1) throw new Error(`counter ${name} is not a positive integer: ${next}`)
+    return `setval('${sequence}', ${next}, false)`
+  })
+  await tx.unsafe(`SELECT ${setvals.join(', ')}; COMMIT`)
 }
 
 /**
- * Replaces every record and counter with `document`'s, in `tx`: the search and order columns and the album counts
- * are computed again, by this build's rules.
+ * Replaces every record with `document`'s, in `tx`: the search and order columns and the album counts are computed
+ * again, by this build's rules. Its counters go in with the commit: {@link commitWithCounters}.
  */
 export async function replaceAll(tx: SQL, document: SnapshotDocument, emailKey: (email: string) => string) {
   // Every stripe of the artists' tally first, in order: creates of artists in flight on any replica commit before
@@ -129,5 +137,4 @@ export async function replaceAll(tx: SQL, document: SnapshotDocument, emailKey: 
     UPDATE rl_tallies SET count = CASE WHEN stripe = 0 THEN ${document.artists.length}::bigint ELSE 0 END,
       version = version + 1
     WHERE name = 'artists'`
-  await setSequences(tx, document.counters)
 }

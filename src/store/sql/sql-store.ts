@@ -47,7 +47,7 @@ import { PageCache } from './page-cache.ts'
 import { fetchAlbums, fetchArtists, fetchCredentials, fetchUsers, fetchVersions, ReadBatcher } from './reads.ts'
 import { inTransaction, retried, sqlState } from './retry.ts'
 import { artistOf, artistRow, credentialOf, userOf, userRow } from './rows.ts'
-import { dumpConsistent, RESET_POINT, replaceAll, type SnapshotDocument } from './snapshot.ts'
+import { commitWithCounters, dumpConsistent, RESET_POINT, replaceAll, type SnapshotDocument } from './snapshot.ts'
 import { STRIPES, type Transact, takeIds, tallyArtists, WriteBatcher } from './writes.ts'
 
 /** The stripes of the artists' tally, put by each replica as it opens (idempotent, safe against each other). */
@@ -458,6 +458,7 @@ export class SqlStore implements Store {
         await replaceAll(tx, snapshot as unknown as SnapshotDocument, emailKey)
         // Every replica's streams are told to reload.
         await recordChanges(tx, [{ kind: 'reset' }])
+        await commitWithCounters(tx, (snapshot as unknown as SnapshotDocument).counters)
       })
     } catch (error) {
       throw storeError(error, this.target)
