@@ -3,12 +3,20 @@ import { join } from 'node:path'
 import { type BrowserContext, chromium, type Page } from 'playwright-core'
 import type { OpenApiDocument } from '../../src/docs/shapes.ts'
 import { type RunningBinary, removeDir, startBinary, tempDir } from '../support/binary.ts'
-import { CHROMIUM, CHROMIUM_ARGS, chromiumMissing, LOOPBACK, requireChromium, visible } from '../support/chromium.ts'
+import {
+  BROWSER_TEST_TIMEOUT,
+  CHROMIUM,
+  CHROMIUM_ARGS,
+  chromiumMissing,
+  LOOPBACK,
+  requireChromium,
+  visible,
+} from '../support/chromium.ts'
 
 // Written on every run, and shown in the README.
 const SCREENSHOT = join(import.meta.dir, 'docs-screenshot.png')
 const KEY = 'browser-test-service-key'
-const TIMEOUT = 60_000
+const TIMEOUT = BROWSER_TEST_TIMEOUT
 
 const missing = chromiumMissing('the browser test of /docs')
 const inCi = process.env.CI === 'true'

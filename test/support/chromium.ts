@@ -16,6 +16,13 @@ export const CHROMIUM_ARGS = [
   '--disable-sync',
 ]
 
+/**
+ * How long one browser test may take: a few seconds alone, but Chromium gets a fraction of a core while the rest of
+ * the run (its other worker, the contract suite over PostgreSQL, their servers) shares a 2-core machine, and the
+ * longest test (two sign-ups, three tabs, live updates) once took more than a minute there.
+ */
+export const BROWSER_TEST_TIMEOUT = 120_000
+
 /** Host names of this machine: requests elsewhere are blocked and counted by the browser tests. */
 export const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]'])
 

@@ -7,10 +7,17 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { type RunningBinary, startBinary } from '../support/binary.ts'
-import { chromiumMissing, LOOPBACK, launchChromium, requireChromium, visible } from '../support/chromium.ts'
+import {
+  BROWSER_TEST_TIMEOUT,
+  chromiumMissing,
+  LOOPBACK,
+  launchChromium,
+  requireChromium,
+  visible,
+} from '../support/chromium.ts'
 
 const KEY = 'conflict-test-service-key'
-const TIMEOUT = 60_000
+const TIMEOUT = BROWSER_TEST_TIMEOUT
 const AXE = `${import.meta.dir}/../../node_modules/axe-core/axe.min.js`
 const ARTIST = 2
 

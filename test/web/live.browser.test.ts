@@ -6,9 +6,16 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { type RunningBinary, startBinary } from '../support/binary.ts'
-import { chromiumMissing, LOOPBACK, launchChromium, requireChromium, visible } from '../support/chromium.ts'
+import {
+  BROWSER_TEST_TIMEOUT,
+  chromiumMissing,
+  LOOPBACK,
+  launchChromium,
+  requireChromium,
+  visible,
+} from '../support/chromium.ts'
 
-const TIMEOUT = 60_000
+const TIMEOUT = BROWSER_TEST_TIMEOUT
 const missing = chromiumMissing('the browser tests of live pages')
 const inCi = process.env.CI === 'true'
 

@@ -3,13 +3,20 @@ import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { type RunningBinary, startBinary } from '../support/binary.ts'
-import { chromiumMissing, LOOPBACK, launchChromium, requireChromium, visible } from '../support/chromium.ts'
+import {
+  BROWSER_TEST_TIMEOUT,
+  chromiumMissing,
+  LOOPBACK,
+  launchChromium,
+  requireChromium,
+  visible,
+} from '../support/chromium.ts'
 
 // Written on every run, and shown in the README.
 const SCREENSHOTS = join(import.meta.dir, 'screenshots')
 // A service key exists on this server, so that the test can tell that no page ever sends it.
 const KEY = 'web-test-service-key'
-const TIMEOUT = 60_000
+const TIMEOUT = BROWSER_TEST_TIMEOUT
 const AXE = join(import.meta.dir, '../../node_modules/axe-core/axe.min.js')
 
 const missing = chromiumMissing('the browser tests of the pages')
