@@ -94,19 +94,27 @@ function whenReady(ready: Promise<Store>): Store {
 /** A fresh, empty store of this run's backend (see {@link testBackend}). */
 export function testStore(): Store {
   if (testBackend() === 'memory') return openMemoryStore()
+  const postgres = testPostgres()
+  const database = postgres.then((server) => server.reusedDatabase())
+  database.catch(() => {})
   const ready = (async () => {
-    const postgres = await testPostgres()
     const { openSqlStore } = await import('../../src/store/sql/sql-store.ts')
     // Two connections at most, closed after a second idle; and closed for good when the test ends, below.
-    return openSqlStore(postgres.url(await postgres.migratedDatabase()), { pool: 2, waitMs: 5000, idleTimeoutMs: 1000 })
+    return openSqlStore((await postgres).url(await database), { pool: 2, waitMs: 5000, idleTimeoutMs: 1000 })
   })()
   // A store opened by a test is closed once that test has finished (a test's app lives as long as the test wants it).
   // Each store also keeps a connection that LISTENs for the changes of other replicas, and reads them every second:
   // left open, the stores of finished tests would hold the shared server's connections (it refuses past 600) and keep
   // it busy. One opened at a file's or a describe's top level (where `onTestFinished` throws) lives as long as the
   // process. Not in a `beforeAll`: the hook would close it as soon as the `beforeAll` ends.
+  // Once closed, its database is emptied for the next test of this process (a new copy costs the server far more).
   try {
-    onTestFinished(() => ready.then((store) => store.close()).catch(() => {}))
+    onTestFinished(async () => {
+      try {
+        await (await ready).close()
+        await (await postgres).recycle(await database)
+      } catch {}
+    })
   } catch {}
   return whenReady(ready)
 }
