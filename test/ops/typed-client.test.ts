@@ -1,11 +1,12 @@
+/**
+ * The typed client (`createClient`, Elysia's Eden over the app's own type) against a running server. That it refuses
+ * what the API refuses at compile time is checked by `bun run typecheck` (test/fixtures/typed-client.ts) and, with
+ * its directives taken out, by the release step (test/release/typed-client.types.test.ts).
+ */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
-import { join, resolve } from 'node:path'
 import { createClient, type RunningServer, startServer } from '../../src/index.ts'
-import { removeDir } from '../support/binary.ts'
 
 const KEY = 'client-test-key'
-const ROOT = resolve(import.meta.dir, '../..')
 
 let server: RunningServer
 beforeAll(async () => {
@@ -55,60 +56,4 @@ describe('the typed client', () => {
     const login = await api.api.v1.user.login.post({ email: user.email, password: user.password })
     expect(typeof login.data?.expires_at).toBe('string')
   })
-})
-
-const FIXTURE = join(ROOT, 'test/fixtures/typed-client.ts')
-const isDirective = (line: string) => line.trim().startsWith('// @ts-expect-error')
-
-/**
- * Type-checks the fixture with its `@ts-expect-error` lines blanked out, as `bun run typecheck` would check a test
- * file that misused the client; resolves with tsc's exit code and output.
- */
-async function typecheckWithoutDirectives() {
-  const dir = join(ROOT, 'test/.work', `typed-client-${process.pid}`)
-  mkdirSync(dir, { recursive: true })
-  try {
-    const stripped = readFileSync(FIXTURE, 'utf8')
-      .split('\n')
-      .map((line) => (isDirective(line) ? '' : line))
-      .join('\n')
-    writeFileSync(join(dir, 'typed-client.ts'), stripped.replace("'../../src/index.ts'", `'${ROOT}/src/index.ts'`))
-    const config = { extends: `${ROOT}/tsconfig.json`, include: [], files: ['typed-client.ts'] }
-    writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify(config))
-    const tsc = Bun.spawn(['bun', join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', dir], {
-      cwd: ROOT,
-      stdout: 'pipe',
-      stderr: 'pipe',
-    })
-    const [output, code] = await Promise.all([new Response(tsc.stdout).text(), tsc.exited])
-    return { code, output }
-  } finally {
-    removeDir(dir)
-  }
-}
-
-// tsc takes seconds; it runs while the tests above talk to the server.
-let typecheck: ReturnType<typeof typecheckWithoutDirectives>
-beforeAll(() => {
-  typecheck = typecheckWithoutDirectives()
-  typecheck.catch(() => {})
-})
-
-describe('test/fixtures/typed-client.ts', () => {
-  test(
-    'fails to type-check without its @ts-expect-error lines, at exactly the lines they guard',
-    async () => {
-      const guarded = readFileSync(FIXTURE, 'utf8')
-        .split('\n')
-        .flatMap((line, i) => (isDirective(line) ? [i + 2] : []))
-      expect(guarded.length).toBeGreaterThanOrEqual(4)
-      const { code, output } = await typecheck
-      expect(code).not.toBe(0)
-      const lines = [...output.matchAll(/typed-client\.ts\((\d+),\d+\): error TS/g)].map((match) => Number(match[1]))
-      expect([...new Set(lines)]).toEqual(guarded)
-    },
-    // tsc needs about 10 s of CPU: on a 2-core machine shared with the other workers of the run (and whatever else
-    // runs there) that can take a minute of wall time.
-    { timeout: 120_000 },
-  )
 })
