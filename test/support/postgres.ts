@@ -34,14 +34,16 @@ const MIGRATED = 'rl_migrated'
  */
 const EMPTY_DATABASE = `DO $$
 DECLARE
-  tables text;
-  sequence text;
+  name text;
 BEGIN
-  SELECT string_agg(format('%I', tablename), ', ') INTO tables FROM pg_tables
-    WHERE schemaname = 'public' AND tablename NOT IN ('rl_schema', 'rl_migrations');
-  EXECUTE 'TRUNCATE ' || tables;
-  FOR sequence IN SELECT format('%I', sequencename) FROM pg_sequences WHERE schemaname = 'public' LOOP
-    EXECUTE 'ALTER SEQUENCE ' || sequence || ' RESTART';
+  -- A test leaves a few rows: deleting them costs far less than TRUNCATE's new files. No foreign key checks meanwhile.
+  SET LOCAL session_replication_role = replica;
+  FOR name IN SELECT format('%I', tablename) FROM pg_tables
+    WHERE schemaname = 'public' AND tablename NOT IN ('rl_schema', 'rl_migrations') LOOP
+    EXECUTE 'DELETE FROM ' || name;
+  END LOOP;
+  FOR name IN SELECT format('%I', sequencename) FROM pg_sequences WHERE schemaname = 'public' LOOP
+    PERFORM setval(name::regclass, 1, false);
   END LOOP;
 END $$`
 
