@@ -101,8 +101,8 @@ export interface TestPostgres {
   reusedDatabase(): Promise<string>
   /**
    * Empties `database` (every table but the schema's own records, every sequence back to its start) and keeps it for
-   * the next {@link reusedDatabase}: a copy of a template costs the server about a fifth of a second of CPU, this a few
-   * milliseconds. Only once nothing uses it any more: its store closed.
+   * the next {@link reusedDatabase}: a copy of a template costs the server about a fifth of a second of CPU, this about
+   * 30 ms. Only once nothing uses it any more: its store closed.
    */
   recycle(database: string): Promise<void>
   /**
