@@ -7,12 +7,18 @@
 import { describe, expect, test } from 'bun:test'
 import { copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { spawn } from 'bun'
 import { type BackupContent, contentChecksum, decodeBackup, encodeBackup } from '../../src/ops/backup-format.ts'
 import { readDataFile } from '../../src/ops/read-data-file.ts'
 import type { StoredDocument } from '../../src/store/document/document.ts'
 import { upgradeDocument } from '../../src/store/document/upgrade.ts'
-import { binaryFixtures, ensureBinary, type RunningBinary, runBinary, writeLargeDataFile } from '../support/binary.ts'
+import {
+  binaryFixtures,
+  ensureBinary,
+  killedAtMoments,
+  type RunningBinary,
+  runBinary,
+  writeLargeDataFile,
+} from '../support/binary.ts'
 import { skipWithoutPostgres, type TestPostgres, testPostgres } from '../support/postgres.ts'
 
 const KEY = 'backup-test-service-key'
@@ -305,32 +311,30 @@ describe('restore killed with SIGKILL at any moment', () => {
     // copied aside and its journal folded, while the new file is written, after the rename. After each, the target
     // is the old data or the new, a file the server opens (one name, ours), and the new only with the old kept aside.
     const outcomes = { old: 0, oldWithAside: 0, new: 0 }
-    const RUNS = 12
-    for (let run = 1; run <= RUNS; run++) {
-      const target = fresh(run)
-      const child = spawn([await ensureBinary(), 'restore', backup, '--data', target], {
-        stdout: 'ignore',
-        stderr: 'ignore',
-      })
-      await Bun.sleep(run === RUNS ? duration * 3 : (duration * 1.3 * run) / RUNS)
-      child.kill('SIGKILL')
-      await child.exited
-      const sum = contentChecksum(fileContent(target))
-      expect([oldSum, newSum]).toContain(sum)
-      expect(lstatSync(target).nlink).toBe(1)
-      const kept = readdirSync(join(dir, `run-${run}`)).find((name) => /before-restore-[^.]*Z$/.test(name))
-      if (sum === newSum) {
-        outcomes.new += 1
-        expect(kept).toBeDefined()
-        expect(contentChecksum(fileContent(join(dir, `run-${run}`, kept as string)))).toBe(oldSum)
-      } else if (kept) outcomes.oldWithAside += 1
-      else outcomes.old += 1
-      // Whatever the kill left (a lock nobody holds, a temporary file), the next restore goes through.
-      if (run % 4 === 0) {
-        expect(await rl('restore', backup, '--data', target)).toMatchObject({ code: 0 })
-        expect(contentChecksum(fileContent(target))).toBe(newSum)
-      }
-    }
+    await killedAtMoments({
+      runs: 12,
+      duration,
+      spread: 1.3,
+      start: (run) => ({ args: ['restore', backup, '--data', fresh(run)] }),
+      check: async (run) => {
+        const target = join(dir, `run-${run}`, 'db.json')
+        const sum = contentChecksum(fileContent(target))
+        expect([oldSum, newSum]).toContain(sum)
+        expect(lstatSync(target).nlink).toBe(1)
+        const kept = readdirSync(join(dir, `run-${run}`)).find((name) => /before-restore-[^.]*Z$/.test(name))
+        if (sum === newSum) {
+          outcomes.new += 1
+          expect(kept).toBeDefined()
+          expect(contentChecksum(fileContent(join(dir, `run-${run}`, kept as string)))).toBe(oldSum)
+        } else if (kept) outcomes.oldWithAside += 1
+        else outcomes.old += 1
+        // Whatever the kill left (a lock nobody holds, a temporary file), the next restore goes through.
+        if (run % 4 === 0) {
+          expect(await rl('restore', backup, '--data', target)).toMatchObject({ code: 0 })
+          expect(contentChecksum(fileContent(target))).toBe(newSum)
+        }
+      },
+    })
     expect(outcomes.new).toBeGreaterThan(0)
     expect(outcomes.old + outcomes.oldWithAside).toBeGreaterThan(0)
     console.log(`restore over ${artists} artists: ${duration} ms whole; after SIGKILL: ${JSON.stringify(outcomes)}`)

@@ -8,12 +8,18 @@
 import { describe, expect, test } from 'bun:test'
 import { copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { spawn } from 'bun'
 import { type BackupContent, contentChecksum, decodeBackup } from '../../src/ops/backup-format.ts'
 import { readDataFile } from '../../src/ops/read-data-file.ts'
 import type { StoredDocument } from '../../src/store/document/document.ts'
 import { upgradeDocument } from '../../src/store/document/upgrade.ts'
-import { binaryFixtures, ensureBinary, type RunningBinary, runBinary, writeLargeDataFile } from '../support/binary.ts'
+import {
+  binaryFixtures,
+  ensureBinary,
+  killedAtMoments,
+  type RunningBinary,
+  runBinary,
+  writeLargeDataFile,
+} from '../support/binary.ts'
 import { skipWithoutPostgres, type TestPostgres, testPostgres } from '../support/postgres.ts'
 
 const KEY = 'copy-test-service-key'
@@ -382,29 +388,28 @@ describe.skipIf(skipWithoutPostgres())('between a data file and PostgreSQL', () 
     expect(contentChecksum(await contentOf(dir, db))).toBe(newSum)
 
     const outcomes = { old: 0, new: 0 }
-    const RUNS = 8
-    for (let run = 1; run <= RUNS; run++) {
-      await reset()
-      const runDir = join(dir, `run-${run}`)
-      mkdirSync(runDir)
-      const child = spawn([await ensureBinary(), 'copy', '--from', source, '--to', db, '--replace'], {
-        cwd: runDir,
-        stdout: 'ignore',
-        stderr: 'ignore',
-      })
-      await Bun.sleep(run === RUNS ? duration * 3 : (duration * 1.2 * run) / RUNS)
-      child.kill('SIGKILL')
-      await child.exited
-      const sum = contentChecksum(await contentOf(runDir, db))
-      expect([oldSum, newSum]).toContain(sum)
-      if (sum === newSum) {
-        outcomes.new += 1
-        // The new data only once the old was kept aside, whole.
-        const kept = readdirSync(runDir).find((name) => name.startsWith('rock-legends.before-copy-')) as string
-        expect(kept).toBeDefined()
-        expect(contentChecksum(backupOf(join(runDir, kept)).content)).toBe(oldSum)
-      } else outcomes.old += 1
-    }
+    const runDir = (run: number) => join(dir, `run-${run}`)
+    await killedAtMoments({
+      runs: 8,
+      duration,
+      spread: 1.2,
+      start: async (run) => {
+        await reset()
+        mkdirSync(runDir(run))
+        return { args: ['copy', '--from', source, '--to', db, '--replace'], cwd: runDir(run) }
+      },
+      check: async (run) => {
+        const sum = contentChecksum(await contentOf(runDir(run), db))
+        expect([oldSum, newSum]).toContain(sum)
+        if (sum === newSum) {
+          outcomes.new += 1
+          // The new data only once the old was kept aside, whole.
+          const kept = readdirSync(runDir(run)).find((name) => name.startsWith('rock-legends.before-copy-')) as string
+          expect(kept).toBeDefined()
+          expect(contentChecksum(backupOf(join(runDir(run), kept)).content)).toBe(oldSum)
+        } else outcomes.old += 1
+      },
+    })
     expect(outcomes.new).toBeGreaterThan(0)
     console.log(
       `copy of ${artists} artists into PostgreSQL: ${duration} ms whole; after SIGKILL: ${JSON.stringify(outcomes)}`,
@@ -438,25 +443,22 @@ describe.skipIf(skipWithoutPostgres())('between a data file and PostgreSQL', () 
     const duration = Date.now() - started
 
     const outcomes = { old: 0, new: 0 }
-    const RUNS = 8
-    for (let run = 1; run <= RUNS; run++) {
-      const target = fresh(run)
-      const child = spawn([await ensureBinary(), 'copy', '--from', db, '--to', target, '--replace'], {
-        stdout: 'ignore',
-        stderr: 'ignore',
-      })
-      await Bun.sleep(run === RUNS ? duration * 3 : (duration * 1.2 * run) / RUNS)
-      child.kill('SIGKILL')
-      await child.exited
-      const sum = contentChecksum(fileContent(target))
-      expect([oldSum, newSum]).toContain(sum)
-      if (sum === newSum) {
-        outcomes.new += 1
-        const kept = readdirSync(join(dir, `run-${run}`)).find((name) => /before-copy-[^.]*Z$/.test(name))
-        expect(kept).toBeDefined()
-        expect(contentChecksum(fileContent(join(dir, `run-${run}`, kept as string)))).toBe(oldSum)
-      } else outcomes.old += 1
-    }
+    await killedAtMoments({
+      runs: 8,
+      duration,
+      spread: 1.2,
+      start: (run) => ({ args: ['copy', '--from', db, '--to', fresh(run), '--replace'] }),
+      check: (run) => {
+        const sum = contentChecksum(fileContent(join(dir, `run-${run}`, 'db.json')))
+        expect([oldSum, newSum]).toContain(sum)
+        if (sum === newSum) {
+          outcomes.new += 1
+          const kept = readdirSync(join(dir, `run-${run}`)).find((name) => /before-copy-[^.]*Z$/.test(name))
+          expect(kept).toBeDefined()
+          expect(contentChecksum(fileContent(join(dir, `run-${run}`, kept as string)))).toBe(oldSum)
+        } else outcomes.old += 1
+      },
+    })
     expect(outcomes.new).toBeGreaterThan(0)
     console.log(
       `copy over ${artists} artists in a data file: ${duration} ms whole; after SIGKILL: ${JSON.stringify(outcomes)}`,

@@ -188,3 +188,27 @@ export function writeLargeDataFile(file: string, seeded: { artists: unknown[]; c
   writeFileSync(file, JSON.stringify({ ...seeded, artists, counters }), { mode: 0o600 })
   return artists.length
 }
+
+/**
+ * Runs the executable `runs` times, each run killed with SIGKILL at its own moment, spread evenly from its start to
+ * `spread` times `duration` (how long an uncut run took), the last one at three times `duration` (so that it
+ * finishes): kills before anything, in each step, and after the end. `start` prepares run `run` (1 to `runs`) and
+ * gives the arguments (and the working directory); `check` looks at what the kill left.
+ */
+export async function killedAtMoments(options: {
+  runs: number
+  duration: number
+  spread: number
+  start: (run: number) => Promise<{ args: string[]; cwd?: string }> | { args: string[]; cwd?: string }
+  check: (run: number) => Promise<void> | void
+}): Promise<void> {
+  const { runs, duration, spread, start, check } = options
+  for (let run = 1; run <= runs; run++) {
+    const { args, cwd } = await start(run)
+    const child = spawn([await ensureBinary(), ...args], { cwd, stdout: 'ignore', stderr: 'ignore' })
+    await Bun.sleep(run === runs ? duration * 3 : (duration * spread * run) / runs)
+    child.kill('SIGKILL')
+    await child.exited
+    await check(run)
+  }
+}
