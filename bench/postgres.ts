@@ -92,9 +92,11 @@ async function times(pid: number): Promise<{ ppid: number; own: number; children
 
 /**
  * Starts a PostgreSQL of its own in `dir` (which must be empty or absent): `initdb`, then the server on a unix socket
- * in `dir` and no TCP at all, with every setting at its default, durability included. Stop it with `stop()`.
+ * in `dir` and no TCP at all, with every setting at its default, durability included, but for `settings` (`-c
+ * NAME=VALUE` each: bench/sql-create-costs.ts loads `pg_stat_statements`, nothing that changes durability). Stop it
+ * with `stop()`.
  */
-export async function startBenchPostgres(dir: string): Promise<BenchPostgres> {
+export async function startBenchPostgres(dir: string, settings: Record<string, string> = {}): Promise<BenchPostgres> {
   const bin = postgresBinaries()
   if (!bin) throw new Error('PostgreSQL is not installed (apt-get install postgresql)')
   mkdirSync(dir, { recursive: true })
@@ -111,7 +113,9 @@ export async function startBenchPostgres(dir: string): Promise<BenchPostgres> {
     '-l',
     join(dir, 'log'),
     '-o',
-    `-k ${dir} -p ${port} -c listen_addresses=`,
+    [`-k ${dir} -p ${port} -c listen_addresses=`, ...Object.entries(settings).map(([k, v]) => `-c ${k}=${v}`)].join(
+      ' ',
+    ),
     '-w',
     'start',
   ])

@@ -1,7 +1,8 @@
 /**
- * `bun bench/sql-creates.ts [--before BINARY] [--rounds N] [--quick]`: durable creates over one, two and four
- * replicas of rock-legends over one PostgreSQL, this tree's build (`dist/rock-legends`) and, with `--before`, another
- * build (the one before issue 27) side by side in the same rounds. About 40 s a round per build.
+ * `bun bench/sql-creates.ts [--before BINARY [--before-is TEXT]] [--after-is TEXT] [--rounds N] [--quick]`: durable
+ * creates over one, two and four replicas of rock-legends over one PostgreSQL, this tree's build (`dist/rock-legends`,
+ * or `BENCH_BINARY`) and, with `--before`, another build side by side in the same rounds (`--before-is` and
+ * `--after-is` say what each is, for the report: e.g. `the build of HEAD`). About 40 s a round per build.
  *
  * Each round measures every target once, in an order rotated each round; every target runs on a fresh copy of the
  * seeded database (seeded by its own build: a build refuses a schema newer than its own) after a `CHECKPOINT`, its
@@ -42,6 +43,8 @@ interface Run {
   creates: number
   perSecond: number
   transactions: number
+  /** WAL flushes (`pg_stat_wal.wal_sync`) during the run: the commits that waited for the disk, grouped. */
+  flushes: number
   activity: Activity
 }
 
@@ -63,6 +66,15 @@ function share(runs: readonly Run[], prefix: string): number {
 }
 
 const percent = (n: number) => `${(100 * n).toFixed(1)}%`
+
+/** Which locks were waited for over `runs`, each with its share of busy backends: ` (extend 0.3%)`, or nothing. */
+function lockKinds(runs: readonly Run[]): string {
+  const kinds = new Set<string>()
+  for (const { activity } of runs)
+    for (const what of Object.keys(activity.backends)) if (what.startsWith('Lock:')) kinds.add(what)
+  if (kinds.size === 0) return ''
+  return ` (${[...kinds].map((kind) => `${kind.slice('Lock: '.length)} ${percent(share(runs, kind))}`).join(', ')})`
+}
 
 /** The top states of busy backends over `runs`, as `state share` pairs. */
 function topStates(runs: readonly Run[]): string {
@@ -91,22 +103,31 @@ async function startTarget(pg: BenchPostgres, target: Target, binary: string, di
   return servers
 }
 
+/** The WAL flushes of the cluster so far (PostgreSQL 14+; 0 before). */
+async function walFlushes(pg: BenchPostgres): Promise<number> {
+  const [row] = await pg.query<{ n: string }>('SELECT wal_sync AS n FROM pg_stat_wal').catch(() => [])
+  return Number(row?.n ?? 0)
+}
+
 /** One measured run of creates on `servers`, with PostgreSQL's transactions and activity. */
 async function measure(pg: BenchPostgres, servers: ServerProcess[], seconds: number): Promise<Run> {
   const first = servers[0] as ServerProcess
   const before = await artistCount(first.url)
   const xid = await pg.nextXid()
+  const flushes = await walFlushes(pg)
   const run = await loadTarget(
     servers,
     { path: '/api/v1/artists', seconds, connections: SQL_SETTINGS.createConnections, ...CREATE_SCRIPT },
     pg,
   )
   const transactions = (await pg.nextXid()) - xid
+  const flushed = (await walFlushes(pg)) - flushes
   const creates = (await artistCount(first.url)) - before
   return {
     creates,
     perSecond: run.requestsPerSecond,
     transactions,
+    flushes: flushed,
     activity: run.activity ?? { samples: 0, backends: {} },
   }
 }
@@ -114,6 +135,8 @@ async function measure(pg: BenchPostgres, servers: ServerProcess[], seconds: num
 async function main(): Promise<void> {
   const quick = process.argv.includes('--quick')
   const before = argument('--before')
+  const beforeIs = argument('--before-is') ?? 'the build given by `--before`'
+  const afterIs = argument('--after-is')
   const rounds = quick ? 1 : Number(argument('--rounds') ?? 6)
   const seconds = quick ? 2 : SQL_SETTINGS.seconds
   if (!Bun.which('wrk')) throw new Error(`wrk is not installed. Install it (as root) with: ${WRK_INSTALL}`)
@@ -189,13 +212,15 @@ async function main(): Promise<void> {
       const one = `${target.build}, 1`
       const scaled = target.replicas === 1 ? undefined : ratioOf(target.name, one)
       const perTransaction = median(mine.map((run) => run.creates / run.transactions))
+      const perFlush = median(mine.map((run) => run.creates / Math.max(1, run.flushes)))
       return [
-        `${target.build === 'before' ? 'before (HEAD)' : 'after (this tree)'}, ${target.replicas} replica${target.replicas === 1 ? '' : 's'}`,
+        `${target.build === 'before' ? 'before' : 'after (this tree)'}, ${target.replicas} replica${target.replicas === 1 ? '' : 's'}`,
         `**${count(median(perRound(target.name)))}**`,
         perRound(target.name).map(count).join(', '),
         scaled ? `**${ratio(scaled.median)}** (${scaled.each.map(ratio).join(', ')})` : '',
         perTransaction.toFixed(1),
-        `**${percent(share(mine, 'Lock:'))}**`,
+        perFlush.toFixed(1),
+        `**${percent(share(mine, 'Lock:'))}**${lockKinds(mine)}`,
         topStates(mine),
       ]
     })
@@ -204,7 +229,8 @@ async function main(): Promise<void> {
       ['Creates/s (median)', 'right'],
       ['Per round', 'left'],
       ['Over 1 replica of the same build, per round', 'left'],
-      ['Creates per transaction', 'right'],
+      ['Creates per transaction id', 'right'],
+      ['Creates per WAL flush', 'right'],
       ['`Lock:` waits (share of busy backends)', 'right'],
       ['What busy backends were doing', 'left'],
     ]
@@ -212,16 +238,16 @@ async function main(): Promise<void> {
     const wrk = wrkCommand({ url: 'URL', connections: SQL_SETTINGS.createConnections, seconds }).join(' ')
     const markdown = `## Creates over one, two and four replicas (issue 27)
 
-Measured ${utc(date)} with \`bun bench/sql-creates.ts${before ? ' --before BINARY' : ''}${rounds !== 6 ? ` --rounds ${rounds}` : ''}\` on this machine (${(version?.version ?? '').replace(/ on .*$/, '')}, every setting at its default, durable commits), one-minute load average ${loadBefore.toFixed(2)} just before the first run and ${loadAfter.toFixed(2)} at the end (the machine is shared with other work):
+Measured ${utc(date)} with \`bun bench/sql-creates.ts${before ? ` --before BINARY --before-is '${beforeIs}'` : ''}${afterIs ? ` --after-is '${afterIs}'` : ''}${rounds !== 6 ? ` --rounds ${rounds}` : ''}\` on this machine (${(version?.version ?? '').replace(/ on .*$/, '')}, every setting at its default, durable commits), one-minute load average ${loadBefore.toFixed(2)} just before the first run and ${loadAfter.toFixed(2)} at the end (the machine is shared with other work):
 
 ${machineTable(machine)}
 
-- **Targets:** ${before ? '**before** is the build of HEAD before issue 27 (ids from counter rows, `artists.count` and `artists.version` in `rl_counters`, all updated by every batch); ' : ''}**after** is this tree (ids from sequences, the artists' size and version in 16 stripes of \`rl_tallies\`, each batch on one no other transaction holds). 1, 2 or 4 replicas of the compiled executable over one database, each over a fresh copy of the ${count(COMPARE_ARTISTS)} seeded artists, started afresh for every run.
+- **Targets:** ${before ? `**before** is ${beforeIs}; ` : ''}**after** is this tree${afterIs ? ` (${afterIs})` : ''}. 1, 2 or 4 replicas of the compiled executable over one database, each over a fresh copy of the ${count(COMPARE_ARTISTS)} seeded artists, started afresh for every run.
 - **Load:** \`${wrk} -s bench/wrk/post-artist.lua …\`, ${SQL_SETTINGS.createConnections} connections in all, split evenly between the replicas (one wrk each); creates/s summed. ${rounds} round${rounds === 1 ? '' : 's'} of ${seconds} s, each target once per round, the order rotated; medians over the rounds, ratios medians of per-round ratios.
-- **Lock waits:** PostgreSQL's busy client backends (\`pg_stat_activity\`, active or idle in a transaction) sampled every 50 ms; the share of them waiting on any \`Lock:\` event. Creates per transaction: creates completed over the transaction ids PostgreSQL assigned during the run.
+- **Lock waits:** PostgreSQL's busy client backends (\`pg_stat_activity\`, active or idle in a transaction) sampled every 50 ms; the share of them waiting on any \`Lock:\` event. Creates per transaction id: creates completed over the transaction ids PostgreSQL assigned during the run (every transaction that wrote, a NOTIFY's included); per WAL flush: over \`pg_stat_wal.wal_sync\`, the flushes that durable commits wait for (several commits may share one).
 
 ${table(columns, rows)}
-${sideBySide ? `\nOne replica, this tree over HEAD, per round: **${ratio(sideBySide.median)}** (${sideBySide.each.map(ratio).join(', ')}).\n` : ''}`
+${sideBySide ? `\nOne replica, this tree over before, per round: **${ratio(sideBySide.median)}** (${sideBySide.each.map(ratio).join(', ')}).\n` : ''}`
     process.stdout.write(markdown)
     if (quick) return
     await writeNamedSection('sql-creates', markdown)

@@ -9,9 +9,10 @@
  * (`pg_snapshot_xmin` of its snapshot): every such transaction has ended, so no row can appear among them later. In
  * (tx, id) order those rows only ever grow at the end: the one order every replica reads, whenever it reads.
  *
- * The wake-up. After its own writes a replica reads at once, and tells the others with a NOTIFY sent after the commit
- * (never inside a write's transaction, where PostgreSQL would make every notifying commit take turns on one lock);
- * they LISTEN and read. A read every `pollMs` covers a notification lost while a listening connection reconnected.
+ * The wake-up. After its own writes a replica reads at once (when a stream of its own listens), and tells the others
+ * with a NOTIFY sent after the commit (never inside a write's transaction, where PostgreSQL would make every notifying
+ * commit take turns on one lock), in a transaction of its own that does not wait for a WAL flush; they LISTEN and
+ * read. A read every `pollMs` covers a notification lost while a listening connection reconnected.
  * Nothing any write locks is shared with another write: ids come from a sequence, rows are new (issue 27).
  */
 import type { SQL } from 'bun'
@@ -122,6 +123,10 @@ export class SqlChanges implements Changes {
   private reading: Promise<void> | undefined
   private readAgain = false
   private notifying = false
+  /** A wake-up is scheduled for the writes of this turn (`written`). */
+  private wakeUpDue = false
+  /** Subscriptions catching up before they attach (`subscribe`). */
+  private subscribing = 0
   private notifyAgain = false
   private ended = false
   private readonly timers: ReturnType<typeof setInterval>[] = []
@@ -177,7 +182,7 @@ export class SqlChanges implements Changes {
     }
     // Without LISTEN (a database that has none) the feed still works, at the pace of `pollMs`.
     this.sql
-      .listen(CHANNEL, () => this.poke())
+      .listen(CHANNEL, () => this.readIfListened())
       .then(
         (listening) => {
           if (this.ended) listening.unlisten().catch(() => {})
@@ -192,10 +197,26 @@ export class SqlChanges implements Changes {
     this.read().catch(this.report)
   }
 
-  /** After a write of this replica: read at once, and wake the other replicas up. */
+  /**
+   * After a write of this replica: wake the other replicas up, and read at once when a stream of this replica is
+   * listening. With none, nothing waits for the change here: the next poll reads it, and a stream that subscribes
+   * reads first (`subscribe`). The writes that end in one turn of the event loop (the creates of one batch) share
+   * one wake-up and one read. Under a load of writes and no streams that is one NOTIFY a batch and one read a second,
+   * instead of two of each a batch (issue 27).
+   */
   written(): void {
-    this.poke()
-    this.notify()
+    if (this.wakeUpDue) return
+    this.wakeUpDue = true
+    setImmediate(() => {
+      this.wakeUpDue = false
+      this.readIfListened()
+      this.notify()
+    })
+  }
+
+  /** Reads now when a stream of this replica listens; else the poll (or a stream's `subscribe`) will. */
+  private readIfListened(): void {
+    if (this.hub.size > 0 || this.subscribing > 0) this.poke()
   }
 
   private notify(): void {
@@ -205,8 +226,12 @@ export class SqlChanges implements Changes {
       return
     }
     this.notifying = true
-    this.sql
-      .notify(CHANNEL)
+    // A wake-up is worth nothing after a crash, so its transaction does not wait for the WAL to reach the disk: a
+    // NOTIFY takes a transaction id and a commit record, and with the default synchronous_commit each would wait for
+    // a flush of its own, holding PostgreSQL's one lock of notifying commits meanwhile (issue 27). Set for this
+    // statement's transaction alone. A database without NOTIFY refuses it; the poll covers that.
+    this.sql`SELECT set_config('synchronous_commit', 'off', true), pg_notify(${CHANNEL}, '')`
+      .then(() => {})
       .catch(() => {})
       .finally(() => {
         this.notifying = false
@@ -273,7 +298,13 @@ export class SqlChanges implements Changes {
   async subscribe(listener: ChangeListener, lastId?: string): Promise<Subscription> {
     // Caught up first: a client's id may be one another replica gave out a moment ago, and what it missed includes
     // every change committed before it asked, on whichever replica.
-    await this.read().catch(this.report)
+    // Counted as listening meanwhile: a wake-up that comes during this read reads again (`readIfListened`).
+    this.subscribing += 1
+    try {
+      await this.read().catch(this.report)
+    } finally {
+      this.subscribing -= 1
+    }
     return this.hub.attach(listener, lastId)
   }
 

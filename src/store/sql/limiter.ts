@@ -1,5 +1,6 @@
 import type { SQL } from 'bun'
 import type { Attempt, Hit, Limiter, RateLimit, Recents, RecentsRule } from '../store.ts'
+import { ReadBatcher } from './reads.ts'
 import { inTransaction } from './retry.ts'
 
 /** How often one limiter sweeps the attempts that left its window, at most, while there is no backlog (ms). */
@@ -156,12 +157,45 @@ export class SqlLimiter implements Limiter {
     })
   }
 
+  /**
+   * Asked on every request with a credential (the brake on guessing, auth/guard.ts): the asks of one turn of the event
+   * loop share one statement (reads.ts), however many requests and keys, instead of a round trip each (issue 27).
+   */
   retryAfter(key: string): Promise<number> {
-    return this.guard(async () => {
-      const now = this.clock()
-      return secondsToWait(await this.times(this.sql, key, now), this.rule, now)
-    })
+    return this.waits.get(key).then((seconds) => seconds ?? 0)
   }
+
+  /**
+   * `retryAfter`'s statements: the seconds to wait of every key asked in one turn, those with none left out. A key
+   * holds at most `limit` attempts in the window (`hit` refuses beyond, `record` trims), so the statement reads at
+   * most `limit` rows a key without a LIMIT of its own, and its plan does not depend on how many keys are asked:
+   * PostgreSQL keeps one generic plan instead of planning every statement again, which cost more than running it.
+   */
+  private readonly waits = new ReadBatcher((keys: string[]) =>
+    this.guard(async () => {
+      const now = this.clock()
+      const rows = await this.sql`
+        SELECT subject, at_ms FROM rl_attempts
+        WHERE limiter = ${this.name} AND subject = ANY(${this.sql.array(keys, 'TEXT')}::text[]) AND id <> ${HEAD}
+          AND at_ms > ${now - this.rule.windowMs}::bigint`
+      const times = new Map<string, number[]>()
+      for (const row of rows as { subject: string; at_ms: unknown }[]) {
+        const list = times.get(row.subject)
+        if (list) list.push(Number(row.at_ms))
+        else times.set(row.subject, [Number(row.at_ms)])
+      }
+      const waits = new Map<string, number>()
+      for (const [key, found] of times) {
+        const seconds = secondsToWait(
+          found.sort((a, b) => b - a),
+          this.rule,
+          now,
+        )
+        if (seconds > 0) waits.set(key, seconds)
+      }
+      return waits
+    }),
+  )
 
   /**
    * Deletes at most {@link SWEEP_BATCH} rows of this limiter that left the window: attempts, and the head rows of

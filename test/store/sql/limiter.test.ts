@@ -227,6 +227,32 @@ describe.skipIf(skip)('the SQL limiter, over a real PostgreSQL', () => {
     expect((await perClient.hit('203.0.113.66')).retryAfter).toBe(60)
   })
 
+  test('retryAfter asked for many keys at once (one statement): each key gets its own answer, as when asked alone', async () => {
+    const [sql] = await database()
+    const clock = manualClock()
+    const rule = { limit: 2, windowMs: 60_000 }
+    const brake = new SqlLimiter(sql as SQL, 'brake', rule, clock.now)
+    // Another limiter's attempts for the same keys count for nothing here.
+    const other = new SqlLimiter(sql as SQL, 'other', rule, clock.now)
+    await brake.record('full-at-0')
+    await brake.record('full-at-0')
+    await brake.record('one')
+    await other.record('one')
+    await other.record('one')
+    clock.advance(10_000)
+    await brake.record('full-at-10')
+    clock.advance(10_000)
+    await brake.record('full-at-10')
+    clock.advance(10_000)
+    const keys = ['full-at-0', 'one', 'full-at-10', 'never', 'full-at-0', 'full-at-10', 'never']
+    // Asked in one turn: they share one statement (limiter.ts), and must not borrow each other's attempts.
+    const together = await Promise.all(keys.map((key) => brake.retryAfter(key)))
+    expect(together).toEqual([30, 0, 40, 0, 30, 40, 0])
+    const alone: number[] = []
+    for (const key of keys) alone.push(await brake.retryAfter(key))
+    expect(alone).toEqual(together)
+  })
+
   test('attempts that left the window are deleted: the key’s own at its next hit, every key’s by the sweep', async () => {
     const [sql] = await database()
     const clock = manualClock()
