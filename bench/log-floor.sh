@@ -31,10 +31,10 @@ python3 - "$work/src/http/request-log.ts" <<'EOF'
 import sys
 path = sys.argv[1]
 s = open(path).read()
-e = '''  const logged = (request: Request, response: unknown, set: LoggedSet) => {
+e = '''  const logged = (request: Request, route: string | undefined, response: unknown, set: LoggedSet) => {
 '''
 f = '''  const floor = process.env.LOG_FLOOR ?? 'full'
-  const logged = (request: Request, response: unknown, set: LoggedSet) => {
+  const logged = (request: Request, route: string | undefined, response: unknown, set: LoggedSet) => {
 '''
 a = '''    const requestId = requestIdOf(request)
 '''

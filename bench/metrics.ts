@@ -1,8 +1,10 @@
 /**
- * `bun bench/metrics.ts [--rounds N] [--seconds S] [--together] [--record]`: what `--metrics` (issue 24) costs a read,
- * side by side. Servers of `dist/rock-legends` over the same 1,000 generated artists (JSON data files): the
- * default configuration (the pretty access log into a file) without and with `--metrics`, and `--log off` without and
- * with `--metrics`. `wrk -t2 -c32` on GET one artist and a list page, the servers taking turns (the order rotated every
+ * `bun bench/metrics.ts [BEFORE_EXECUTABLE] [--rounds N] [--seconds S] [--together] [--record]`: what `--metrics`
+ * (issue 24) costs a read, side by side. Servers of `dist/rock-legends` (or `BENCH_BINARY`) over the same 1,000
+ * generated artists (JSON data files): the default configuration (the pretty access log into a file) without and with
+ * `--metrics`, and `--log off` without and with `--metrics`; given a BEFORE executable (built from another commit),
+ * the same four of it too, named `before …` (and this build's `after …`), so that a change is measured against its
+ * base in the same run. `wrk -t2 -c32` on GET one artist and a list page, the servers taking turns (the order rotated every
  * round), or with `--together` all loaded at once, each by its own wrk (on a shared machine the CPU ratios then scatter
  * less). A fifth server, a second `--log off`, is the control: its ratio to the first is what noise alone gives. Each
  * server with metrics is scraped once per round, as Prometheus would. Prints the median over the rounds of
@@ -19,10 +21,10 @@ import { parseArgs } from 'node:util'
 import { writeCatalogue } from './catalogue.ts'
 import { describeMachine } from './machine.ts'
 import { writeNamedSection } from './results-file.ts'
-import { type ServerProcess, startRockLegends } from './server-process.ts'
+import { BINARY, type ServerProcess, startRockLegends } from './server-process.ts'
 import { type LoadRun, loadServer, wrkVersion } from './wrk.ts'
 
-const { values } = parseArgs({
+const { values, positionals } = parseArgs({
   args: process.argv.slice(2),
   options: {
     rounds: { type: 'string', default: '8' },
@@ -30,23 +32,42 @@ const { values } = parseArgs({
     together: { type: 'boolean', default: false },
     record: { type: 'boolean', default: false },
   },
+  allowPositionals: true,
 })
 const rounds = Number(values.rounds)
 const seconds = Number(values.seconds)
 const together = values.together === true
+const before = positionals[0]
+/** The builds measured, each with the prefix of its servers' names. */
+const BUILDS: [string, string][] = before
+  ? [
+      ['before ', before],
+      ['after ', BINARY],
+    ]
+  : [['', BINARY]]
+const last = BUILDS[BUILDS.length - 1]?.[0] ?? ''
 
 const CASES = [
   { label: 'Get one artist', path: '/api/v1/artists/500' },
   { label: 'List page', path: '/api/v1/artists?limit=10&offset=0' },
 ]
 /**
- * Each ratio: a server with metrics over the same without; and a control, a second `--log off` server over the
- * first, which shows how far two identical servers differ on this machine at this moment.
+ * Each ratio: a server with metrics over the same build without; a control, a second `--log off` server over the
+ * first, which shows how far two identical servers differ on this machine at this moment; with a BEFORE build, each
+ * configuration of this build over the same of that one.
  */
 const RATIOS: [string, string][] = [
-  ['default --metrics', 'default'],
-  ['--log off --metrics', '--log off'],
-  ['--log off, again', '--log off'],
+  ...BUILDS.flatMap(([p]): [string, string][] => [
+    [`${p}default --metrics`, `${p}default`],
+    [`${p}--log off --metrics`, `${p}--log off`],
+  ]),
+  ['--log off, again', `${last}--log off`],
+  ...(before
+    ? (['default', 'default --metrics', '--log off', '--log off --metrics'].map((name) => [
+        `after ${name}`,
+        `before ${name}`,
+      ]) as [string, string][])
+    : []),
 ]
 
 const progress = (line: string) => process.stderr.write(`metrics: ${line}\n`)
@@ -70,20 +91,23 @@ const scrapes: Record<string, string> = {}
 try {
   const catalogue = join(dir, 'catalogue.json')
   await writeCatalogue(catalogue, 1000)
-  const start = async (name: string, log: boolean, metrics: boolean) => {
+  const start = async (name: string, log: boolean, metrics: boolean, binary = BINARY) => {
     const file = name.replaceAll(/\W+/g, '-')
     const port = freePort()
     const extra = metrics ? ['--metrics', `127.0.0.1:${port}`] : []
     servers[name] = await startRockLegends(
       [`--seed=${catalogue}`, '--data', join(dir, `${file}.json`), ...extra],
       log ? join(dir, `${file}.log`) : undefined,
+      binary,
     )
     if (metrics) scrapes[name] = `http://127.0.0.1:${port}/metrics`
   }
-  await start('default', true, false)
-  await start('default --metrics', true, true)
-  await start('--log off', false, false)
-  await start('--log off --metrics', false, true)
+  for (const [p, binary] of BUILDS) {
+    await start(`${p}default`, true, false, binary)
+    await start(`${p}default --metrics`, true, true, binary)
+    await start(`${p}--log off`, false, false, binary)
+    await start(`${p}--log off --metrics`, false, true, binary)
+  }
   await start('--log off, again', false, false)
   const names = Object.keys(servers)
   const scrapeAll = () => Promise.all(Object.values(scrapes).map(async (url) => (await fetch(url)).text()))
@@ -120,7 +144,7 @@ try {
       throw new Error(`a server with --metrics did not count the reads:\n${text.slice(0, 2000)}`)
   const after = loadavg()[0] ?? 0
   const machine = await describeMachine(wrkVersion() ?? 'wrk')
-  const command = `bun bench/metrics.ts --rounds ${rounds} --seconds ${seconds}${together ? ' --together' : ''}`
+  const command = `bun bench/metrics.ts${before ? ' BEFORE' : ''} --rounds ${rounds} --seconds ${seconds}${together ? ' --together' : ''}`
   const out: string[] = []
   out.push(
     `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC with \`${command}\` (${together ? 'the servers of a round loaded all at once' : 'the servers taking turns'}) on ${machine.cpu}, ${machine.cores} cores, Bun ${Bun.version}; one-minute load average ${loadAverage.toFixed(2)} before and ${after.toFixed(2)} after (the machine is shared).`,

@@ -19,25 +19,31 @@ export function cors(origins: readonly string[], requestId?: (request: Request) 
   if (origins.length === 0) return plugin
   const any = origins.includes('*')
   const allowed = new Set(origins)
-  return plugin.onRequest(({ request, set }) => {
+  // No early `return`, and no arrow: Elysia reads a hook's minified text to decide whether to await it, and read the
+  // early returns this hook had, minified, as returning a promise (test/http/release-hooks.test.ts). The final
+  // `return undefined` is dropped by the minifier; `return new …` is read as it should be.
+  return plugin.onRequest(function corsHeaders({ request, set }: { request: Request; set: { headers: object } }) {
     const origin = request.headers.get('origin')
-    if (!origin || !(any || allowed.has(origin))) return
-    set.headers['access-control-allow-origin'] = any ? '*' : origin
-    set.headers.vary = 'Origin'
-    set.headers['access-control-expose-headers'] = EXPOSED_HEADERS
-    if (request.method !== 'OPTIONS' || !request.headers.has('access-control-request-method')) return
-    return new Response(null, {
-      status: 204,
-      headers: {
-        // Answered before routing, so the security-headers hook never sees this response.
-        ...SECURITY_HEADERS,
-        ...(set.headers as Record<string, string>),
-        // Answered before routing, so the access log's hooks never see it either: its id comes from here.
-        ...(requestId && { [REQUEST_ID]: requestId(request) }),
-        'access-control-allow-methods': 'GET, HEAD, POST, PUT, DELETE',
-        'access-control-allow-headers': ALLOWED_HEADERS,
-        'access-control-max-age': '600',
-      },
-    })
+    if (origin && (any || allowed.has(origin))) {
+      const headers = set.headers as Record<string, string>
+      headers['access-control-allow-origin'] = any ? '*' : origin
+      headers.vary = 'Origin'
+      headers['access-control-expose-headers'] = EXPOSED_HEADERS
+      if (request.method === 'OPTIONS' && request.headers.has('access-control-request-method'))
+        return new Response(null, {
+          status: 204,
+          headers: {
+            // Answered before routing, so the security-headers hook never sees this response.
+            ...SECURITY_HEADERS,
+            ...headers,
+            // Answered before routing, so the access log's hooks never see it either: its id comes from here.
+            ...(requestId && { [REQUEST_ID]: requestId(request) }),
+            'access-control-allow-methods': 'GET, HEAD, POST, PUT, DELETE',
+            'access-control-allow-headers': ALLOWED_HEADERS,
+            'access-control-max-age': '600',
+          },
+        })
+    }
+    return undefined
   })
 }

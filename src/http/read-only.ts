@@ -15,13 +15,15 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
 export function readOnly(enabled: boolean) {
   const plugin = new Elysia()
   if (!enabled) return plugin
-  return plugin.onRequest(({ request }) => {
-    if (SAFE_METHODS.has(request.method)) return
-    throw new EarlyProblem(
-      new Problem(
-        'forbidden',
-        `This server runs read-only (--read-only): ${request.method} is refused. Reads (GET) work as usual.`,
-      ),
-    )
+  // A function without an early `return`: Elysia would read its minified text as returning a promise and await it on
+  // every request (test/http/release-hooks.test.ts).
+  return plugin.onRequest(function refuseWrites({ request }: { request: Request }) {
+    if (!SAFE_METHODS.has(request.method))
+      throw new EarlyProblem(
+        new Problem(
+          'forbidden',
+          `This server runs read-only (--read-only): ${request.method} is refused. Reads (GET) work as usual.`,
+        ),
+      )
   })
 }

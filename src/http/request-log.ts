@@ -114,8 +114,11 @@ export function requestLog(write: ((entry: AccessEntry) => void) | undefined, co
       requestId,
     })
   }
-  // Every hook destructures its parameters: Elysia reads them to decide what each request must prepare.
-  const started = ({ set }: { set: LoggedSet }) => {
+  // Every hook destructures its parameters: Elysia reads them to decide what each request must prepare. A function,
+  // not an arrow: Elysia guesses from a hook's text whether it returns a promise, and the release build's minified
+  // arrow (`({set})=>{set.requestStart??=performance.now()}`) looks like one to it, so every route would await it
+  // (a trip through the microtask queue per request; test/http/release-hooks.test.ts).
+  function started({ set }: { set: LoggedSet }) {
     set.requestStart ??= performance.now()
   }
   hooks.onParse({ as: 'global' }, started).onTransform({ as: 'global' }, started)
