@@ -16,7 +16,7 @@ import { parseArgs } from 'node:util'
 import { writeCatalogue } from './catalogue.ts'
 import { describeMachine } from './machine.ts'
 import { type ServerProcess, startRockLegends } from './server-process.ts'
-import { type LoadRun, loadServer, wrkVersion } from './wrk.ts'
+import { type LoadRun, loadServer, sideBySideTables, wrkVersion } from './wrk.ts'
 
 const { values } = parseArgs({
   args: process.argv.slice(2),
@@ -33,11 +33,6 @@ const CASES = [
 ]
 
 const progress = (line: string) => process.stderr.write(`fixtures: ${line}\n`)
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b)
-  const m = Math.floor(s.length / 2)
-  return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2
-}
 
 const dir = await mkdtemp(join(tmpdir(), 'rl-fixtures-bench-'))
 const servers: Record<string, ServerProcess> = {}
@@ -98,28 +93,15 @@ try {
   console.log(
     `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC with \`bun bench/fixtures.ts --rounds ${rounds} --seconds ${seconds}\` (the servers taking turns) on ${machine.cpu}, ${machine.cores} cores, Bun ${Bun.version}; one-minute load average ${loadAverage.toFixed(2)} before and ${(loadavg()[0] ?? 0).toFixed(2)} after.\n`,
   )
-  console.log('| Request | Server | req/s (median) | CPU per request |')
-  console.log('| --- | --- | ---: | ---: |')
-  for (const c of CASES)
-    for (const name of names) {
-      const list = runs[c.label]?.[name] ?? []
-      console.log(
-        `| ${c.label} | ${name} | ${Math.round(median(list.map((r) => r.requestsPerSecond))).toLocaleString('en')} | ${median(list.map((r) => r.cpuMicrosPerRequest)).toFixed(2)} µs |`,
-      )
-    }
-  console.log('\n| Request | Ratio | req/s: median of per-round ratios (each round) | By CPU per request: the same |')
-  console.log('| --- | --- | ---: | ---: |')
-  const list = (xs: number[]) => xs.map((x) => x.toFixed(2)).join(', ')
-  for (const c of CASES)
-    for (const of of names.slice(1)) {
-      const a = runs[c.label]?.[of] ?? []
-      const b = runs[c.label]?.plain ?? []
-      const perRound = a.map((run, i) => run.requestsPerSecond / (b[i]?.requestsPerSecond ?? Number.NaN))
-      const cpu = a.map((run, i) => (b[i]?.cpuMicrosPerRequest ?? Number.NaN) / run.cpuMicrosPerRequest)
-      console.log(
-        `| ${c.label} | ${of} / plain | **${median(perRound).toFixed(2)}×** (${list(perRound)}) | **${median(cpu).toFixed(2)}×** (${list(cpu)}) |`,
-      )
-    }
+  const ratios = names.slice(1).map((name) => [name, 'plain'] as const)
+  console.log(
+    sideBySideTables(
+      CASES.map((c) => c.label),
+      names,
+      ratios,
+      runs,
+    ).join('\n'),
+  )
 } finally {
   await Promise.all(Object.values(servers).map((server) => server.stop()))
   await rm(dir, { recursive: true, force: true })

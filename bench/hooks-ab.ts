@@ -25,7 +25,7 @@ import { writeCatalogue } from './catalogue.ts'
 import type { CannedResponse } from './ceiling.ts'
 import { describeMachine } from './machine.ts'
 import { BINARY, type ServerProcess, startCeiling, startRockLegends } from './server-process.ts'
-import { type LoadRun, loadServer, wrkVersion } from './wrk.ts'
+import { type LoadRun, loadServer, sideBySideTables, wrkVersion } from './wrk.ts'
 
 const { values, positionals } = parseArgs({
   args: process.argv.slice(2),
@@ -47,11 +47,6 @@ const CASES = [
 ]
 
 const progress = (line: string) => process.stderr.write(`hooks-ab: ${line}\n`)
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b)
-  const m = Math.floor(s.length / 2)
-  return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2
-}
 
 const dir = await mkdtemp(join(tmpdir(), 'rl-hooks-ab-'))
 const servers: Record<string, ServerProcess> = {}
@@ -127,29 +122,14 @@ try {
   console.log(
     `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC with \`bun bench/hooks-ab.ts${before ? ' BEFORE' : ''} --rounds ${rounds} --seconds ${seconds}${together ? ' --together' : ''}\` (${together ? 'the servers of a round loaded all at once' : 'the servers taking turns'}) on ${machine.cpu}, ${machine.cores} cores, Bun ${Bun.version}; one-minute load average ${loadAverage.toFixed(2)} before and ${(loadavg()[0] ?? 0).toFixed(2)} after (the machine is shared).\n`,
   )
-  console.log('| Request | Server | req/s (median) | CPU per request |')
-  console.log('| --- | --- | ---: | ---: |')
-  for (const c of CASES)
-    for (const name of names) {
-      const list = runs[c.label]?.[name] ?? []
-      console.log(
-        `| ${c.label} | ${name} | ${Math.round(median(list.map((r) => r.requestsPerSecond))).toLocaleString('en')} | ${median(list.map((r) => r.cpuMicrosPerRequest)).toFixed(2)} µs |`,
-      )
-    }
-  // By CPU, the ratio is of requests per CPU second: the inverse of the CPU per request.
-  console.log('\n| Request | Ratio | req/s: median of per-round ratios (each round) | By CPU per request: the same |')
-  console.log('| --- | --- | ---: | ---: |')
-  const list = (xs: number[]) => xs.map((x) => x.toFixed(2)).join(', ')
-  for (const c of CASES)
-    for (const [of, over] of ratios) {
-      const a = runs[c.label]?.[of] ?? []
-      const b = runs[c.label]?.[over] ?? []
-      const perRound = a.map((run, i) => run.requestsPerSecond / (b[i]?.requestsPerSecond ?? Number.NaN))
-      const cpu = a.map((run, i) => (b[i]?.cpuMicrosPerRequest ?? Number.NaN) / run.cpuMicrosPerRequest)
-      console.log(
-        `| ${c.label} | ${of} / ${over} | **${median(perRound).toFixed(2)}×** (${list(perRound)}) | **${median(cpu).toFixed(2)}×** (${list(cpu)}) |`,
-      )
-    }
+  console.log(
+    sideBySideTables(
+      CASES.map((c) => c.label),
+      names,
+      ratios,
+      runs,
+    ).join('\n'),
+  )
 } finally {
   await Promise.all(Object.values(servers).map((server) => server.stop()))
   await rm(dir, { recursive: true, force: true })

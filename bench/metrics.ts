@@ -22,7 +22,7 @@ import { writeCatalogue } from './catalogue.ts'
 import { describeMachine } from './machine.ts'
 import { writeNamedSection } from './results-file.ts'
 import { BINARY, type ServerProcess, startRockLegends } from './server-process.ts'
-import { type LoadRun, loadServer, wrkVersion } from './wrk.ts'
+import { type LoadRun, loadServer, sideBySideTables, wrkVersion } from './wrk.ts'
 
 const { values, positionals } = parseArgs({
   args: process.argv.slice(2),
@@ -71,11 +71,6 @@ const RATIOS: [string, string][] = [
 ]
 
 const progress = (line: string) => process.stderr.write(`metrics: ${line}\n`)
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b)
-  const m = Math.floor(s.length / 2)
-  return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2
-}
 
 /** A port free a moment ago on loopback, for a metrics listener. */
 function freePort(): number {
@@ -149,33 +144,15 @@ try {
   out.push(
     `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC with \`${command}\` (${together ? 'the servers of a round loaded all at once' : 'the servers taking turns'}) on ${machine.cpu}, ${machine.cores} cores, Bun ${Bun.version}; one-minute load average ${loadAverage.toFixed(2)} before and ${after.toFixed(2)} after (the machine is shared).`,
     '',
-    '| Request | Server | req/s (median) | CPU per request |',
-    '| --- | --- | ---: | ---: |',
   )
-  for (const c of CASES)
-    for (const name of names) {
-      const list = runs[c.label]?.[name] ?? []
-      out.push(
-        `| ${c.label} | ${name} | ${Math.round(median(list.map((r) => r.requestsPerSecond))).toLocaleString('en')} | ${median(list.map((r) => r.cpuMicrosPerRequest)).toFixed(2)} µs |`,
-      )
-    }
   out.push(
-    '',
-    '| Request | Ratio | req/s: median of per-round ratios (each round) | By CPU per request: the same |',
-    '| --- | --- | ---: | ---: |',
+    ...sideBySideTables(
+      CASES.map((c) => c.label),
+      names,
+      RATIOS,
+      runs,
+    ),
   )
-  const list = (xs: number[]) => xs.map((x) => x.toFixed(2)).join(', ')
-  for (const c of CASES)
-    for (const [of, over] of RATIOS) {
-      const a = runs[c.label]?.[of] ?? []
-      const b = runs[c.label]?.[over] ?? []
-      const perRound = a.map((run, i) => run.requestsPerSecond / (b[i]?.requestsPerSecond ?? Number.NaN))
-      // By CPU: requests per CPU second, the inverse of the CPU per request.
-      const cpu = a.map((run, i) => (b[i]?.cpuMicrosPerRequest ?? Number.NaN) / run.cpuMicrosPerRequest)
-      out.push(
-        `| ${c.label} | ${of} / ${over} | **${median(perRound).toFixed(2)}×** (${list(perRound)}) | **${median(cpu).toFixed(2)}×** (${list(cpu)}) |`,
-      )
-    }
   console.log(out.join('\n'))
   if (values.record) await writeNamedSection(`metrics-${together ? 'together' : 'turns'}`, out.join('\n'))
 } finally {

@@ -1,3 +1,4 @@
+import { median } from './markdown.ts'
 import type { ServerProcess } from './server-process.ts'
 
 /** The install command printed when wrk is missing (Debian/Ubuntu, as root). */
@@ -98,4 +99,45 @@ export async function loadServer(server: ServerProcess, { path, ...run }: Load):
   const result = await runWrk({ ...run, url: `${server.url}${path}` })
   const cpu = (await server.cpuSeconds()) - cpuBefore
   return { ...result, cpuMicrosPerRequest: (cpu * 1e6) / result.requests }
+}
+
+/** The runs of a side-by-side bench: by request (its label), then by server (its name), one per round. */
+export type SideBySideRuns = Record<string, Record<string, LoadRun[]>>
+
+/**
+ * The two tables of a side-by-side bench, as Markdown lines: each server's medians (req/s, CPU per request) for each
+ * request, then each ratio `[of, over]` as the median of its per-round ratios (each round listed), by req/s and by
+ * CPU (requests per CPU second: the inverse of the CPU per request).
+ */
+export function sideBySideTables(
+  requests: readonly string[],
+  names: readonly string[],
+  ratios: readonly (readonly [of: string, over: string])[],
+  runs: SideBySideRuns,
+): string[] {
+  const lines = ['| Request | Server | req/s (median) | CPU per request |', '| --- | --- | ---: | ---: |']
+  for (const request of requests)
+    for (const name of names) {
+      const list = runs[request]?.[name] ?? []
+      lines.push(
+        `| ${request} | ${name} | ${Math.round(median(list.map((r) => r.requestsPerSecond))).toLocaleString('en')} | ${median(list.map((r) => r.cpuMicrosPerRequest)).toFixed(2)} µs |`,
+      )
+    }
+  lines.push(
+    '',
+    '| Request | Ratio | req/s: median of per-round ratios (each round) | By CPU per request: the same |',
+    '| --- | --- | ---: | ---: |',
+  )
+  const list = (xs: number[]) => xs.map((x) => x.toFixed(2)).join(', ')
+  for (const request of requests)
+    for (const [of, over] of ratios) {
+      const a = runs[request]?.[of] ?? []
+      const b = runs[request]?.[over] ?? []
+      const perRound = a.map((run, i) => run.requestsPerSecond / (b[i]?.requestsPerSecond ?? Number.NaN))
+      const cpu = a.map((run, i) => (b[i]?.cpuMicrosPerRequest ?? Number.NaN) / run.cpuMicrosPerRequest)
+      lines.push(
+        `| ${request} | ${of} / ${over} | **${median(perRound).toFixed(2)}×** (${list(perRound)}) | **${median(cpu).toFixed(2)}×** (${list(cpu)}) |`,
+      )
+    }
+  return lines
 }
