@@ -98,21 +98,21 @@ describe.skipIf(missing && !inCi)('the interactive documentation, in headless Ch
       requireChromium()
       const { page, refused } = await isolatedPage()
       await page.goto(`${server.url}/docs`)
+      await visible(page.getByRole('heading', { name: 'Rock Legends', exact: true }))
       const sidebar = page.locator('aside')
       for (const { summary } of operations()) await visible(sidebar.getByText(summary, { exact: true }))
-      // Operations render as they scroll into view: visit each, as a reader would, until its section is there.
-      for (const { summary, testRequest } of operations()) {
-        await sidebar.getByText(summary, { exact: true }).click()
-        await visible(page.getByRole('button', { name: testRequest, exact: true }))
-      }
-      await page.goto(`${server.url}/docs`)
-      await visible(page.getByRole('heading', { name: 'Rock Legends', exact: true }))
-      // The port changes with every run; hidden, it leaves the screenshot unchanged from one run to the next.
+      // The page as it opens, before any click. The port changes with every run; hidden, it leaves the screenshot
+      // unchanged from one run to the next.
       await page.screenshot({
         path: SCREENSHOT,
         mask: [page.getByText(server.url, { exact: true })],
         maskColor: '#ffffff',
       })
+      // Operations render as they scroll into view: visit each, as a reader would, until its section is there.
+      for (const { summary, testRequest } of operations()) {
+        await sidebar.getByText(summary, { exact: true }).click()
+        await visible(page.getByRole('button', { name: testRequest, exact: true }))
+      }
       await expectNoLeaks(refused)
       await page.close()
     },
