@@ -1,7 +1,7 @@
 import legends from '../data/legends.json' with { type: 'json' }
 import type { CatalogueFile } from '../src/seed/seed.ts'
 
-type Catalogue = (typeof CatalogueFile)['static']
+type Catalogue = CatalogueFile['static']
 
 /** Albums per generated artist. */
 const ALBUMS_PER_ARTIST = 5

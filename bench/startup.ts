@@ -2,8 +2,9 @@
 /**
  * Start-up benchmark: the time from spawning a process to its first served `GET /healthz`, for the compiled
  * rock-legends (empty store, built-in catalogue, 10,000 artists) beside the floor, a bare `Bun.serve` run with
- * `bun -e`. Each run spawns the process, reads its ready line for the port, sends one request, and stops it; the
- * cases take turns, run after run, so a noisy moment on a shared machine hits them all alike.
+ * `bun -e`, and the CPU time (user and system) each process used from its spawn to its exit. Each run spawns the
+ * process, reads its ready line for the port, sends one request, and stops it; the cases take turns, run after run,
+ * so a noisy moment on a shared machine hits them all alike. bench/startup-cpu.ts compares two builds' CPU per start.
  *
  *   bun bench/startup.ts [--runs N] [--write]     (--write records the table in bench/RESULTS.md)
  */
@@ -41,6 +42,15 @@ export interface StartupResult {
   name: string
   command: string
   times: number[]
+  /** The CPU time (user + system) of each run's process, from its spawn to its exit. */
+  cpu: number[]
+}
+
+/** One start: milliseconds to the first served `/healthz`, and the process's CPU time (user, system) until it exited. */
+export interface OneStart {
+  ms: number
+  userMs: number
+  systemMs: number
 }
 
 // The floor: the least a Bun process can do before it serves a request.
@@ -119,8 +129,18 @@ async function seedDataFile(binary: string, file: string, artists: number) {
 
 /** Spawns `command`, waits for its ready line, gets one 200 from `/healthz`; the milliseconds that took. */
 export async function timeOneStart(command: string[]): Promise<number> {
+  return (await oneStart(command)).ms
+}
+
+/**
+ * Spawns `command`, waits for its ready line, gets one 200 from `/healthz` (the milliseconds that took), stops it
+ * with SIGTERM and, once it has exited, reads the CPU time it used in all (`resourceUsage`: every thread of it, the
+ * JIT's and the collector's included).
+ */
+export async function oneStart(command: string[]): Promise<OneStart> {
   const started = performance.now()
   const child = Bun.spawn(command, { stdin: 'ignore', stdout: 'pipe', stderr: 'inherit' })
+  let ms = Number.NaN
   try {
     const reader = child.stdout.getReader()
     const decoder = new TextDecoder()
@@ -135,11 +155,15 @@ export async function timeOneStart(command: string[]): Promise<number> {
     const response = await fetch(`${url}/healthz`)
     await response.arrayBuffer()
     if (response.status !== 200) throw new Error(`${command.join(' ')}: /healthz answered ${response.status}`)
-    return performance.now() - started
+    ms = performance.now() - started
   } finally {
     child.kill('SIGTERM')
     await child.exited
   }
+  const usage = child.resourceUsage()
+  if (!usage) throw new Error(`${command.join(' ')}: no resource usage`)
+  // Microseconds.
+  return { ms, userMs: Number(usage.cpuTime.user) / 1000, systemMs: Number(usage.cpuTime.system) / 1000 }
 }
 
 /** Times every case `runs` times, taking turns, after one warm-up run each (page cache, runtime download). */
@@ -148,13 +172,22 @@ export async function measureStartup(cases: StartupCase[], runs: number): Promis
   for (const each of cases) await each.prepare?.()
   const command = (each: StartupCase, n: number) => each.command.map((part) => part.replace('{n}', String(n)))
   for (const each of cases) await timeOneStart(command(each, -1))
-  const results = cases.map((each) => ({ name: each.name, command: shown(each.command), times: [] as number[] }))
+  const results = cases.map((each) => ({
+    name: each.name,
+    command: shown(each.command),
+    times: [] as number[],
+    cpu: [] as number[],
+  }))
   for (let run = 0; run < runs; run++)
-    for (const [i, each] of cases.entries()) results[i]?.times.push(await timeOneStart(command(each, run)))
+    for (const [i, each] of cases.entries()) {
+      const start = await oneStart(command(each, run))
+      results[i]?.times.push(start.ms)
+      results[i]?.cpu.push(start.userMs + start.systemMs)
+    }
   return results
 }
 
-const percentile = (times: number[], p: number) => {
+export const percentile = (times: number[], p: number) => {
   const sorted = [...times].sort((a, b) => a - b)
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number
 }
@@ -165,11 +198,11 @@ export function startupTable(results: StartupResult[]): string {
   const floor = percentile(results[0]?.times ?? [1], 50)
   const rows = results.map((result) => {
     const median = percentile(result.times, 50)
-    return `| ${result.name} | ${ms(median)} | ${ms(percentile(result.times, 10))} | ${ms(percentile(result.times, 90))} | ${(median / floor).toFixed(2)}× |`
+    return `| ${result.name} | ${ms(median)} | ${ms(percentile(result.times, 10))} | ${ms(percentile(result.times, 90))} | ${(median / floor).toFixed(2)}× | ${ms(percentile(result.cpu, 50))} |`
   })
   return [
-    '| Case | Median | p10 | p90 | Median vs floor |',
-    '| ---- | -----: | --: | --: | --------------: |',
+    '| Case | Median | p10 | p90 | Median vs floor | CPU per start (median) |',
+    '| ---- | -----: | --: | --: | --------------: | ---------------------: |',
     ...rows,
   ].join('\n')
 }
@@ -189,7 +222,7 @@ if (import.meta.main) {
     BEGIN,
     '## Start-up: process start to the first served request',
     '',
-    `Measured ${when} UTC with \`bun bench/startup.ts --runs ${runs}\` (bench/startup.ts) on ${machine.cpu}, ${machine.cores} cores, ${machine.memory}, ${machine.kernel}, Bun ${machine.bun}. Each run spawns the process, reads the port from its ready line, and times until \`GET /healthz\` has answered 200; ${runs} runs per case after one warm-up, the cases taking turns. One-minute load average ${loadBefore.toFixed(2)} before and ${loadAfter.toFixed(2)} after (the machine is shared). Goal: an empty store within 2× of the floor.`,
+    `Measured ${when} UTC with \`bun bench/startup.ts --runs ${runs}\` (bench/startup.ts) on ${machine.cpu}, ${machine.cores} cores, ${machine.memory}, ${machine.kernel}, Bun ${machine.bun}. Each run spawns the process, reads the port from its ready line, and times until \`GET /healthz\` has answered 200, then stops it with SIGTERM; its CPU per start is the user and system time the process used from its spawn to its exit (\`resourceUsage\`); ${runs} runs per case after one warm-up, the cases taking turns. One-minute load average ${loadBefore.toFixed(2)} before and ${loadAfter.toFixed(2)} after (the machine is shared). Goal: an empty store within 2× of the floor.`,
     '',
     table,
     '',

@@ -1,7 +1,6 @@
 import type { Server } from 'bun'
 import { captureStartState } from './admin/reset.ts'
 import { type AppOptions, createApp } from './app.ts'
-import { FixtureFront } from './fixtures/front.ts'
 import { MAX_BODY_BYTES } from './http/body.ts'
 import { createLogger, flushLog } from './log.ts'
 import { isLoopback, parseMetricsAddress, serveMetrics } from './metrics/serve-metrics.ts'
@@ -81,8 +80,11 @@ export async function startServer(options: ServerOptions & Pick<AppOptions, 'eve
   }
   // Captured after seeding: the state a reset goes back to. Only when asked, as it holds a copy of all the data.
   const reset = allowReset ? await captureStartState(store) : undefined
-  // With --fixtures every request passes through the front, which picks its namespace (src/fixtures/).
-  const front = fixtures ? new FixtureFront(store, await store.resetPoint()) : undefined
+  // With --fixtures every request passes through the front, which picks its namespace (src/fixtures/); loaded only
+  // then, like the seed and the metrics.
+  const front = fixtures
+    ? new (await import('./fixtures/front.ts')).FixtureFront(store, await store.resetPoint())
+    : undefined
   // Over a data file the server owns, `rock-legends users` goes through it (src/cli/users.ts), with this key.
   const recordAddress = addressRecorder(data)
   const ownKey = recordAddress ? operatorKey() : undefined

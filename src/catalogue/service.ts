@@ -20,6 +20,7 @@ import {
   type Slice,
   type Store,
 } from '../store/store.ts'
+import { withCommas } from '../text/numbers.ts'
 
 /** How many records one account may add to the catalogue; an operator's service key is not counted. */
 export interface CatalogueLimits {
@@ -213,7 +214,7 @@ async function withinQuota<T>({ limiter, rule, what }: Quota, caller: Caller, cr
 
 /** A rate of `what` as the documentation says it: `1,000 albums an hour`. */
 export const rate = ({ limit, windowMs }: RateLimit, what: string) =>
-  `${limit.toLocaleString('en')} ${what} ${windowMs === HOUR ? 'an hour' : `in ${spanOf(windowMs)}`}`
+  `${withCommas(limit)} ${what} ${windowMs === HOUR ? 'an hour' : `in ${spanOf(windowMs)}`}`
 
 /** A window as a refusal says it: `hour`, `10 minutes`, `90 seconds`. */
 const spanOf = (ms: number) =>

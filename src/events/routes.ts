@@ -15,6 +15,7 @@ import { recordJson } from '../http/json.ts'
 import { Problem } from '../http/problem.ts'
 import { SECURITY_HEADERS } from '../http/security-headers.ts'
 import { CHANGE_WINDOW, type ChangeEvent, type Changes, type Subscription } from '../store/changes.ts'
+import { withCommas } from '../text/numbers.ts'
 
 /** The bounds and rhythm of the event streams; see {@link EVENT_STREAM_LIMITS}. */
 export interface EventStreamLimits {
@@ -358,7 +359,7 @@ export function eventRoutes(changes: Changes, limits: EventStreamLimits = EVENT_
       detail: {
         operationId: 'streamEvents',
         summary: 'Follow the changes (Server-Sent Events)',
-        description: `A stream of the catalogue's changes, for pages that update live (\`EventSource\` in a browser): \`artist-created\`, \`artist-updated\` and \`album-created\`, each with an \`id\` and, in \`data\`, the resource's \`url\` and its representation (\`artist\` or \`album\`, as its GET answers). On connecting, a \`ready\` event carries the id of the latest change. A client that reconnects with \`Last-Event-ID\` (browsers send it by themselves) first gets the changes it missed, if that id is among the last ${CHANGE_WINDOW.events.toLocaleString('en')} changes of the last ${CHANGE_WINDOW.ms / 60_000} minutes; otherwise (an id too old, unknown after a restart, or from before a reset of the data) a \`reload\` event: read what you show again. A reset of the data sends \`reload\` too. A comment line (\`: heartbeat\`) is sent after ${EVENT_STREAM_LIMITS.heartbeatMs / 1000} seconds without any event. Over PostgreSQL every replica streams the changes made on any of them, with the same ids. An address may hold ${EVENT_STREAM_LIMITS.perClient} streams at once and the server ${EVENT_STREAM_LIMITS.total.toLocaleString('en')}: past either, 429 with \`Retry-After\`. A stream whose reader falls more than ${EVENT_STREAM_LIMITS.maxPendingBytes / 1024} KiB behind is closed; reconnect with \`Last-Event-ID\`.`,
+        description: `A stream of the catalogue's changes, for pages that update live (\`EventSource\` in a browser): \`artist-created\`, \`artist-updated\` and \`album-created\`, each with an \`id\` and, in \`data\`, the resource's \`url\` and its representation (\`artist\` or \`album\`, as its GET answers). On connecting, a \`ready\` event carries the id of the latest change. A client that reconnects with \`Last-Event-ID\` (browsers send it by themselves) first gets the changes it missed, if that id is among the last ${withCommas(CHANGE_WINDOW.events)} changes of the last ${CHANGE_WINDOW.ms / 60_000} minutes; otherwise (an id too old, unknown after a restart, or from before a reset of the data) a \`reload\` event: read what you show again. A reset of the data sends \`reload\` too. A comment line (\`: heartbeat\`) is sent after ${EVENT_STREAM_LIMITS.heartbeatMs / 1000} seconds without any event. Over PostgreSQL every replica streams the changes made on any of them, with the same ids. An address may hold ${EVENT_STREAM_LIMITS.perClient} streams at once and the server ${withCommas(EVENT_STREAM_LIMITS.total)}: past either, 429 with \`Retry-After\`. A stream whose reader falls more than ${EVENT_STREAM_LIMITS.maxPendingBytes / 1024} KiB behind is closed; reconnect with \`Last-Event-ID\`.`,
         tags: ['Events'],
         security: publicAccess,
         responses: {

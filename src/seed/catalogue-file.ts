@@ -56,8 +56,11 @@ export const catalogueFileSchema = (latestYear: number) =>
     { additionalProperties: false },
   )
 
-/** The catalogue file format with this year's bound on album years; `typeof CatalogueFile.static` is its type. */
-export const CatalogueFile = catalogueFileSchema(new Date().getUTCFullYear() + 1)
+/**
+ * The schema of the catalogue file format ({@link catalogueFileSchema}); `CatalogueFile['static']` is its type. A type
+ * only: the schema itself is made when a catalogue is read, never at start-up.
+ */
+export type CatalogueFile = ReturnType<typeof catalogueFileSchema>
 
 /** A catalogue file as parsed, once valid. */
 export type CatalogueFileData = ReturnType<typeof catalogueFileSchema>['static']

@@ -1,17 +1,17 @@
-import legends from '../../data/legends.json' with { type: 'json' }
 import { coverPath } from '../covers/cover-path.ts'
 import type { CatalogueEntry, Store } from '../store/store.ts'
+import { builtInEntries } from './built-in.ts' with { type: 'macro' }
 import { parseCatalogue } from './catalogue-file.ts'
 import { SeedError } from './seed-error.ts'
 
-export { CatalogueFile, parseCatalogue } from './catalogue-file.ts'
+export { type CatalogueFile, parseCatalogue } from './catalogue-file.ts'
 export { SeedError } from './seed-error.ts'
 
-/** What the embedded catalogue is called in messages. */
-const BUILT_IN = 'the built-in catalogue'
-
-/** The curated catalogue (`data/legends.json`, embedded in the executable by the import above), as store entries. */
-export const builtInCatalogue = (): CatalogueEntry[] => parseCatalogue(legends, BUILT_IN)
+/**
+ * The curated catalogue (`data/legends.json`) as store entries: checked and converted when the executable is built
+ * (src/seed/built-in.ts), and embedded as such; a new copy at each call.
+ */
+export const builtInCatalogue = (): CatalogueEntry[] => builtInEntries()
 
 /** Reads and validates a catalogue file; any failure is a {@link SeedError} naming the file. */
 export async function readCatalogueFile(path: string): Promise<CatalogueEntry[]> {
