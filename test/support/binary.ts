@@ -1,5 +1,5 @@
 import { afterAll, afterEach } from 'bun:test'
-import { mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { type Subprocess, spawn, spawnSync } from 'bun'
@@ -79,15 +79,24 @@ interface StartOptions {
   wrapper?: string[]
 }
 
-/** Spawns the executable with `args`, its output piped, in a clean environment plus `env`. */
-async function spawnBinary(args: string[], { cwd = ROOT, env = {}, wrapper = [] }: StartOptions) {
-  return spawn([...wrapper, await ensureBinary(), ...args], {
-    cwd,
+/**
+ * Spawns the executable with `args`, its output piped, in a clean environment plus `env`, in `cwd` or else in a
+ * throw-away directory of its own, removed once it exits: what it writes where it runs (without `--data`, its
+ * default data file `./data/db.json`) never lands in the repository, nor in another test's way.
+ */
+async function spawnBinary(args: string[], { cwd, env = {}, wrapper = [] }: StartOptions) {
+  const own = cwd === undefined ? tempDir('rock-legends-cwd-') : undefined
+  // Readable by anyone, as a checkout is: `wrapper` may run the executable as another user.
+  if (own) chmodSync(own, 0o755)
+  const child = spawn([...wrapper, await ensureBinary(), ...args], {
+    cwd: cwd ?? own,
     env: { PATH: process.env.PATH ?? '', ...env },
     stdin: 'ignore',
     stdout: 'pipe',
     stderr: 'pipe',
   })
+  if (own) child.exited.then(() => removeDir(own))
+  return child
 }
 
 /** Starts the executable with `args` and waits for its ready line; rejects with its stderr if it exits first. */
