@@ -102,7 +102,8 @@ export interface TestPostgres {
   /**
    * Empties `database` (every table but the schema's own records, every sequence back to its start) and keeps it for
    * the next {@link reusedDatabase}: a copy of a template costs the server about a fifth of a second of CPU, this about
-   * 30 ms. Only once nothing uses it any more: its store closed.
+   * 6 ms, over a connection kept open for that database's next emptying. Only once nothing else uses it: its store
+   * closed.
    */
   recycle(database: string): Promise<void>
   /**
@@ -276,6 +277,8 @@ async function use(location: ServerLocation, owned: boolean): Promise<TestPostgr
   }
   let count = 0
   const reusable: string[] = []
+  // A connection per reused database, kept open for its next emptying: opening one each time started a backend.
+  const emptiers = new Map<string, SQL>()
   const copy = async (template: string) => {
     count += 1
     // The pid tells apart the databases of the processes that share a server.
@@ -293,12 +296,12 @@ async function use(location: ServerLocation, owned: boolean): Promise<TestPostgr
     migratedDatabase: () => copy(MIGRATED),
     reusedDatabase: async () => reusable.pop() ?? copy(MIGRATED),
     async recycle(database) {
-      const sql = new SQL({ url: url(database), max: 1 })
-      try {
-        await sql.unsafe(EMPTY_DATABASE)
-      } finally {
-        await sql.close()
+      let sql = emptiers.get(database)
+      if (!sql) {
+        sql = new SQL({ url: url(database), max: 1 })
+        emptiers.set(database, sql)
       }
+      await sql.unsafe(EMPTY_DATABASE)
       reusable.push(database)
     },
     stop(mode = 'fast') {
