@@ -10,8 +10,8 @@
  * the connections split evenly (32 in all, as bench/sql.ts). PostgreSQL's busy backends are sampled every 50 ms
  * (bench/postgres.ts): the share of them waiting on a `Lock:` is what issue 27 is about.
  *
- * Prints the Markdown section and writes it into bench/RESULTS.md between `<!-- sql-creates:begin -->` and
- * `<!-- sql-creates:end -->` (not with `--quick`: one short round, printed only).
+ * Prints the Markdown section; with `--write`, also writes it into bench/RESULTS.md between
+ * `<!-- sql-creates:begin -->` and `<!-- sql-creates:end -->` (never with `--quick`: one short round).
  */
 import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises'
 import { loadavg } from 'node:os'
@@ -249,7 +249,7 @@ ${machineTable(machine)}
 ${table(columns, rows)}
 ${sideBySide ? `\nOne replica, this tree over before, per round: **${ratio(sideBySide.median)}** (${sideBySide.each.map(ratio).join(', ')}).\n` : ''}`
     process.stdout.write(markdown)
-    if (quick) return
+    if (quick || !process.argv.includes('--write')) return
     await writeNamedSection('sql-creates', markdown)
     progress(`wrote the sql-creates section of ${RESULTS}`)
   } finally {

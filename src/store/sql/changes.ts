@@ -36,6 +36,12 @@ const CHANNEL = 'rl_events'
 /** Rows read in one statement at most; a longer backlog is read in several. */
 const BATCH = 500
 
+/**
+ * How long after another replica's last wake-up this replica counts it as writing (`othersWriting`): a replica under
+ * a load of writes sends one after every batch, so a few milliseconds apart.
+ */
+export const OTHERS_WRITING_MS = 1000
+
 /** The kinds a row may have (the table's CHECK). */
 type Kind = Change['kind']
 
@@ -132,6 +138,13 @@ export class SqlChanges implements Changes {
   private readonly timers: ReturnType<typeof setInterval>[] = []
   private listening: SQL.ListenSubscription | undefined
   private readonly window: ChangeWindow
+  /**
+   * Who this replica is in its wake-ups' payload, so that it tells its own from the others' (PostgreSQL delivers a
+   * NOTIFY to every connection that listens, the sender's replica included). Random, new with every process.
+   */
+  private readonly replica = crypto.randomUUID()
+  /** When a wake-up of another replica last came (`performance.now()`); never yet: -Infinity. */
+  private othersWroteAt = Number.NEGATIVE_INFINITY
 
   private constructor(
     private readonly sql: SQL,
@@ -182,7 +195,11 @@ export class SqlChanges implements Changes {
     }
     // Without LISTEN (a database that has none) the feed still works, at the pace of `pollMs`.
     this.sql
-      .listen(CHANNEL, () => this.readIfListened())
+      .listen(CHANNEL, (payload) => {
+        // A build before this one sends an empty payload: another replica all the same.
+        if (payload !== this.replica) this.othersWroteAt = performance.now()
+        this.readIfListened()
+      })
       .then(
         (listening) => {
           if (this.ended) listening.unlisten().catch(() => {})
@@ -214,6 +231,14 @@ export class SqlChanges implements Changes {
     })
   }
 
+  /**
+   * Whether another replica over the same database has written within the last {@link OTHERS_WRITING_MS}, as its
+   * wake-ups tell (never without LISTEN). The write batcher gathers larger batches only then (writes.ts).
+   */
+  othersWriting(): boolean {
+    return performance.now() - this.othersWroteAt < OTHERS_WRITING_MS
+  }
+
   /** Reads now when a stream of this replica listens; else the poll (or a stream's `subscribe`) will. */
   private readIfListened(): void {
     if (this.hub.size > 0 || this.subscribing > 0) this.poke()
@@ -229,8 +254,9 @@ export class SqlChanges implements Changes {
     // A wake-up is worth nothing after a crash, so its transaction does not wait for the WAL to reach the disk: a
     // NOTIFY takes a transaction id and a commit record, and with the default synchronous_commit each would wait for
     // a flush of its own, holding PostgreSQL's one lock of notifying commits meanwhile (issue 27). Set for this
-    // statement's transaction alone. A database without NOTIFY refuses it; the poll covers that.
-    this.sql`SELECT set_config('synchronous_commit', 'off', true), pg_notify(${CHANNEL}, '')`
+    // statement's transaction alone. A database without NOTIFY refuses it; the poll covers that. The payload names
+    // this replica: the others learn that it writes (`othersWriting`).
+    this.sql`SELECT set_config('synchronous_commit', 'off', true), pg_notify(${CHANNEL}, ${this.replica})`
       .then(() => {})
       .catch(() => {})
       .finally(() => {

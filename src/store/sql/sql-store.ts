@@ -76,6 +76,8 @@ export interface SqlStoreOptions {
   owner?: string
   /** How the changes of every replica are read (changes.ts). */
   changes?: SqlChangesOptions
+  /** The longest the write batcher waits for more inserts while another replica writes, in ms (writes.ts). */
+  gatherMs?: number
 }
 
 /**
@@ -119,7 +121,8 @@ export async function openSqlStore(url: string, options: SqlStoreOptions = {}): 
  *   never share an id, no list counts its table, and no row is locked by every write of a kind (issue 27): writes
  *   on several replicas commit side by side.
  * - Artist and album inserts are batched (writes.ts): those that arrive while a transaction is in flight share the
- *   next one. Every other write is a transaction of its own, retried on serialization failures (retry.ts).
+ *   next one; while another replica writes, also those that come up to 2 ms after it (larger batches, issue 27).
+ *   Every other write is a transaction of its own, retried on serialization failures (retry.ts).
  * - Reads by id (artists, albums, users, credentials by hash) asked in one turn of the event loop share one
  *   statement (reads.ts); pages of the artist list are kept, and served again while the artists' version (the sum
  *   of the tally's stripes' versions), moved on by every write to them, is unchanged (page-cache.ts).
@@ -175,6 +178,8 @@ export class SqlStore implements Store {
       // connection may have committed, so it is never sent again on the word of a dead connection.
       (work) => retried(() => work(this.sql)),
       (error) => storeError(error, this.target),
+      // Larger batches only while another replica writes: alone, the batcher never waits (issue 27).
+      { pays: () => this.changes.othersWriting(), ms: options.gatherMs },
     )
     this.timer = setInterval(() => this.writes.flush().catch(() => {}), options.saveUsesEveryMs ?? 2000)
     this.timer.unref?.()
@@ -183,6 +188,11 @@ export class SqlStore implements Store {
   /** How many batch transactions this store has committed: for tests and the bench, to see batching work. */
   get batchTransactions(): number {
     return this.writes.transactions
+  }
+
+  /** How many times the write batcher has waited for more inserts between two commits (writes.ts): for tests. */
+  get batchGathers(): number {
+    return this.writes.gathers
   }
 
   /**

@@ -208,21 +208,57 @@ async function saveUses(tx: SQL, uses: ReadonlyMap<number, string>): Promise<voi
 /** How many inserts one transaction takes at most: its INSERT stays well below PostgreSQL's 65,535 parameters. */
 const MAX_BATCH = 1000
 
+/** The longest a batch waits for more inserts between two commits, when gathering pays ({@link Gathering}); ms. */
+export const GATHER_MS = 2
+
+/**
+ * When the batcher waits for more inserts between two of its commits (issue 27). Most of a create's cost is paid per
+ * batch, by this process and by PostgreSQL: the commit, the statement, the wake-up. With one replica, its batches are
+ * as large as they get at once: the inserts of one batch arrive while the previous one commits. With two replicas
+ * over one database, each gets half the clients, so batches of half the size, and the cost per create about doubles.
+ * A replica that waits, between its commits, for the callers it has just answered to send their next inserts makes
+ * batches as large again, and loses nothing while another replica's batch keeps the database (and the cores) busy;
+ * alone, it would leave them idle while it waits, so it waits only while another replica writes.
+ */
+export interface Gathering {
+  /** Whether waiting pays now: another replica over the same database writes (changes.ts, `othersWriting`). */
+  pays: () => boolean
+  /** The longest one wait lasts, in ms: {@link GATHER_MS} by default. */
+  ms?: number
+}
+
 /**
  * The write path of artist and album creation: inserts that arrive while a transaction is in flight wait and go
  * together in the next one (one tally update, one multi-row INSERT per table), so that concurrent creates cost
  * one commit, not one each, as the JSON store's group commit does. Each insert is acknowledged once its
  * transaction commits. Credential uses (`noteUse`) ride along with the next transaction, or one of their own after
  * `flush`. The batch owns its state; nothing here calls back into the store.
+ *
+ * One batch at a time: ids increase in the order batches commit. While another replica writes ({@link Gathering}),
+ * the batcher waits after a commit, at most {@link GATHER_MS}, until as many inserts are queued as the batch just
+ * committed and those that came meanwhile (the callers it has just answered send their next ones), then commits them
+ * together. An insert that finds no batch in flight or waiting goes at once, as without: a lone create on an idle
+ * replica never waits for the window.
  */
 export class WriteBatcher {
   private queue: Pending[] = []
   private uses = new Map<number, string>()
   private running: Promise<void> | undefined
+  /** The wait in progress between two commits: how many queued inserts end it, and what ends it. */
+  private gathering: { target: number; end: () => void } | undefined
+  /** Flushes in progress: no wait begins meanwhile. */
+  private flushing = 0
   /** How many transactions this batcher has committed (tests and bench read it). */
   transactions = 0
+  /** How many times it has waited for more inserts between two commits (tests read it). */
+  gathers = 0
   /** Where commits and their batch sizes are counted (`--metrics`); none by default. */
   metrics: StoreMetrics | undefined
+
+  /** Whether it is waiting for more inserts now (tests read it). */
+  get waiting(): boolean {
+    return this.gathering !== undefined
+  }
 
   /**
    * `transact` runs one transaction with retries, `statement` one statement alone; `failure` turns an error into
@@ -232,6 +268,8 @@ export class WriteBatcher {
     private readonly transact: Transact,
     private readonly statement: Statement,
     private readonly failure: (error: unknown) => unknown,
+    /** When to wait for more inserts between two commits; never without. */
+    private readonly gather?: Gathering,
   ) {}
 
   /** Adds an artist in the next batch; resolves once committed. */
@@ -262,7 +300,14 @@ export class WriteBatcher {
   /** Saves what is pending (noted uses included), resolving once it is committed or has failed. */
   async flush(): Promise<void> {
     if (this.uses.size > 0) this.start()
-    await this.idle()
+    // What is queued goes now, without waiting for more: the wait in progress ends, and none begins until done.
+    this.flushing += 1
+    try {
+      this.gathering?.end()
+      await this.idle()
+    } finally {
+      this.flushing -= 1
+    }
   }
 
   /** Resolves when no transaction of this batcher is in flight or waiting. */
@@ -272,6 +317,7 @@ export class WriteBatcher {
 
   private enqueue(pending: Pending): void {
     this.queue.push(pending)
+    if (this.gathering && this.queue.length >= this.gathering.target) this.gathering.end()
     this.start()
   }
 
@@ -289,10 +335,35 @@ export class WriteBatcher {
     // One turn of the event loop's microtasks first: callers that issue many inserts at once share the first batch.
     await null
     while (this.queue.length > 0 || this.uses.size > 0) {
-      const committed = await this.commit(this.queue.splice(0, MAX_BATCH))
+      const batch = this.queue.splice(0, MAX_BATCH)
+      const committed = await this.commit(batch)
       // Touches that failed wait for the next insert or flush, rather than being retried at once, forever.
       if (!committed && this.queue.length === 0) break
+      // Checked without a turn of the event loop: when gathering does not pay, the next batch goes as before.
+      if (committed && batch.length > 0) {
+        const wait = this.gatherMore(batch.length + this.queue.length)
+        if (wait) await wait
+      }
     }
+  }
+
+  /**
+   * After a commit, while gathering pays: a wait until `inFlight` inserts are queued (those of the batch just
+   * committed, whose callers send again once answered, and those queued meanwhile), or {@link GATHER_MS}, or a
+   * `flush`. Otherwise none.
+   */
+  private gatherMore(inFlight: number): Promise<void> | undefined {
+    const target = Math.min(inFlight, MAX_BATCH)
+    const gather = this.gather
+    if (this.queue.length >= target || this.flushing > 0 || !gather?.pays()) return undefined
+    this.gathers += 1
+    const { promise, resolve } = Promise.withResolvers<void>()
+    const timer = setTimeout(resolve, gather.ms ?? GATHER_MS)
+    this.gathering = { target, end: resolve }
+    return promise.finally(() => {
+      clearTimeout(timer)
+      this.gathering = undefined
+    })
   }
 
   /** Commits a batch and settles its callers; whether the transaction committed. */
