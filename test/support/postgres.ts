@@ -12,6 +12,7 @@
  * Without PostgreSQL on the machine, `postgresAvailable()` says why; the tests skip then, except under `CI=true`,
  * where they fail (`.ci/run` installs the package).
  */
+import { afterAll, afterEach, beforeAll } from 'bun:test'
 import { chownSync, existsSync, mkdtempSync, readdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -75,6 +76,32 @@ export function skipWithoutPostgres(): boolean {
   if (process.env.CI === 'true') throw new Error(`the SQL tests must run in CI, but ${why}`)
   console.warn(`skipping the SQL tests: ${why}`)
   return true
+}
+
+/**
+ * The bookkeeping of a test file of the SQL store's own, called at its top level: the server, handed to `take` before
+ * the file's tests (the run's shared one; with `own`, a server of this process, started again after any test that
+ * stopped it); `opened`, the stores its tests open, closed after each test; `pools`, the connections it makes itself,
+ * closed after its last test. `skip`: whether there is no PostgreSQL here ({@link skipWithoutPostgres}).
+ */
+export function sqlTestFile(take: (server: TestPostgres) => void, options: { own?: boolean } = {}) {
+  const skip = skipWithoutPostgres()
+  let server: TestPostgres | undefined
+  const opened: { close(): Promise<unknown> }[] = []
+  const pools: SQL[] = []
+  beforeAll(async () => {
+    if (skip) return
+    server = await (options.own ? ownPostgres() : testPostgres())
+    take(server)
+  })
+  afterEach(async () => {
+    if (options.own) server?.start()
+    await Promise.all(opened.splice(0).map((store) => store.close().catch(() => {})))
+  })
+  afterAll(async () => {
+    await Promise.all(pools.splice(0).map((sql) => sql.close()))
+  })
+  return { skip, opened, pools }
 }
 
 /** A running test server. */

@@ -4,27 +4,16 @@
  * as one replica's. Alone it never waits, and a create that finds its replica idle goes at once. The windows here are
  * a minute long: a create that waited for one would fail the test by its timeout, so nothing below measures time.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { SQL } from 'bun'
 import type { Artist } from '../../../src/model/artist.ts'
 import { openSqlStore, type SqlStore, type SqlStoreOptions } from '../../../src/store/sql/sql-store.ts'
 import { WriteBatcher } from '../../../src/store/sql/writes.ts'
-import { skipWithoutPostgres, type TestPostgres, testPostgres } from '../../support/postgres.ts'
+import { sqlTestFile, type TestPostgres } from '../../support/postgres.ts'
 
-const skip = skipWithoutPostgres()
 let pg: TestPostgres
-let opened: SqlStore[] = []
-const pools: SQL[] = []
-
-beforeAll(async () => {
-  if (!skip) pg = await testPostgres()
-})
-afterEach(async () => {
-  await Promise.all(opened.map((store) => store.close().catch(() => {})))
-  opened = []
-})
-afterAll(async () => {
-  await Promise.all(pools.map((sql) => sql.close()))
+const { skip, opened, pools } = sqlTestFile((server) => {
+  pg = server
 })
 
 /** Longer than any test may run: a create that waited for the window would time the test out. */

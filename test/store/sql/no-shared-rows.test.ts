@@ -5,28 +5,17 @@
  * it. Writes that must take turns still do: albums of one artist (its maximum, issue 22), credentials of one account
  * (its epoch).
  */
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { SQL } from 'bun'
 import { insertCredential } from '../../../src/store/sql/credentials.ts'
-import { openSqlStore, type SqlStore } from '../../../src/store/sql/sql-store.ts'
+import { openSqlStore } from '../../../src/store/sql/sql-store.ts'
 import { WriteBatcher } from '../../../src/store/sql/writes.ts'
 import type { NewCredential, NewUser } from '../../../src/store/store.ts'
-import { skipWithoutPostgres, type TestPostgres, testPostgres } from '../../support/postgres.ts'
+import { sqlTestFile, type TestPostgres } from '../../support/postgres.ts'
 
-const skip = skipWithoutPostgres()
 let pg: TestPostgres
-let opened: SqlStore[] = []
-const pools: SQL[] = []
-
-beforeAll(async () => {
-  if (!skip) pg = await testPostgres()
-})
-afterEach(async () => {
-  await Promise.all(opened.map((store) => store.close().catch(() => {})))
-  opened = []
-})
-afterAll(async () => {
-  await Promise.all(pools.map((sql) => sql.close()))
+const { skip, opened, pools } = sqlTestFile((server) => {
+  pg = server
 })
 
 /** How long a write through the other replica may take while the held transaction is open: it must not wait. */

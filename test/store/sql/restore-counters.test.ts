@@ -4,27 +4,16 @@
  * the kill -9 loop of test/ops/copy.binary.test.ts: a copy killed just before its commit left the old rows under the
  * new counters, so that the next album, account or key was given an id an old row held.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { SQL } from 'bun'
 import { emailKey } from '../../../src/model/email.ts'
 import { replaceAll, type SnapshotDocument } from '../../../src/store/sql/snapshot.ts'
-import { openSqlStore, type SqlStore } from '../../../src/store/sql/sql-store.ts'
-import { skipWithoutPostgres, type TestPostgres, testPostgres } from '../../support/postgres.ts'
+import { openSqlStore } from '../../../src/store/sql/sql-store.ts'
+import { sqlTestFile, type TestPostgres } from '../../support/postgres.ts'
 
-const skip = skipWithoutPostgres()
 let pg: TestPostgres
-let opened: SqlStore[] = []
-const pools: SQL[] = []
-
-beforeAll(async () => {
-  if (!skip) pg = await testPostgres()
-})
-afterEach(async () => {
-  await Promise.all(opened.map((store) => store.close().catch(() => {})))
-  opened = []
-})
-afterAll(async () => {
-  await Promise.all(pools.map((sql) => sql.close()))
+const { skip, opened, pools } = sqlTestFile((server) => {
+  pg = server
 })
 
 /** A replica over a fresh database holding two artists with an album each, and the snapshot of that state. */

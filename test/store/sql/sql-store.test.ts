@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { SQL } from 'bun'
 import type { AlbumSort, ArtistSort } from '../../../src/model/search.ts'
 import { openMemoryStore } from '../../../src/store/document/memory.ts'
@@ -12,24 +12,16 @@ import {
   type New,
   type Store,
 } from '../../../src/store/store.ts'
-import { ownPostgres, skipWithoutPostgres, type TestPostgres } from '../../support/postgres.ts'
+import { sqlTestFile, type TestPostgres } from '../../support/postgres.ts'
 
-const skip = skipWithoutPostgres()
 let pg: TestPostgres
-let opened: SqlStore[] = []
-const pools: SQL[] = []
-
-beforeAll(async () => {
-  if (!skip) pg = await ownPostgres()
-})
-afterEach(async () => {
-  pg?.start()
-  await Promise.all(opened.map((store) => store.close().catch(() => {})))
-  opened = []
-})
-afterAll(async () => {
-  await Promise.all(pools.map((sql) => sql.close()))
-})
+// A server of this file's own: some tests stop it.
+const { skip, opened, pools } = sqlTestFile(
+  (server) => {
+    pg = server
+  },
+  { own: true },
+)
 
 /** A store over `database` (a fresh one by default), closed after the test: one replica. */
 async function replica(database?: string, options: SqlStoreOptions = {}): Promise<SqlStore> {
