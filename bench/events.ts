@@ -352,7 +352,7 @@ ${table(
   rows,
 )}
 
-The GET runs see only idle streams. Each create with subscribers also sends its event to every one of them, once its 201 is written (the streams are written in the next turn of the event loop): ${count(SUBSCRIBERS)} socket sends by the server and ${count(SUBSCRIBERS)} reads by the subscribers' process, on the same two cores as the server and the client that times the create. Paced creates leave that work time to finish; back to back, each create waits for the previous one's fan-out, so those figures measure the fan-out's throughput, not an idle subscriber's cost. Memory is the server's own (kernel socket buffers not included).`
+The GET runs see only idle streams. Each create with subscribers also sends its event to every one of them, once its 201 is written (the streams are told by a timer, and written in the turn after): ${count(SUBSCRIBERS)} socket sends by the server and ${count(SUBSCRIBERS)} reads by the subscribers' process, on the same two cores as the server and the client that times the create. Paced creates leave that work time to finish; back to back, each create waits for the previous one's fan-out, so those figures measure the fan-out's throughput, not an idle subscriber's cost. Memory is the server's own (kernel socket buffers not included).`
   console.log(markdown)
   if (args.includes('--write')) await writeNamedSection('events', markdown)
 }
