@@ -201,11 +201,27 @@ beforeAll(async () => {
 })
 
 describe.skipIf(skip)('the SQL store', () => {
+  /**
+   * The databases the test running used: empty and migrated when it took them (`reusedDatabase`), emptied again after
+   * it for the next test (`recycle`), its stores closed by then. A new database per test (a copy of a template, its
+   * migrations run) costs PostgreSQL far more, and the epochs are under test here, not the migrations (the last test
+   * below migrates a database of its own).
+   */
+  const used: string[] = []
+  const reused = async () => {
+    const database = await pg.reusedDatabase()
+    used.push(database)
+    return database
+  }
   const open = async () => {
     const { openSqlStore } = await import('../../src/store/sql/sql-store.ts')
-    return openSqlStore(pg.url(await pg.freshDatabase()), { pool: 3 })
+    return openSqlStore(pg.url(await reused()), { pool: 3 })
   }
   epochSuite(open)
+  // After the suite's own afterEach (hooks run in the order they are registered), which closes its stores.
+  afterEach(async () => {
+    for (const database of used.splice(0)) await pg.recycle(database)
+  })
 
   const pools: SQL[] = []
   afterAll(async () => {
@@ -214,7 +230,7 @@ describe.skipIf(skip)('the SQL store', () => {
 
   /** A database with one account, a store over it, and a connection of the test's own beside it. */
   async function withRawConnection() {
-    const database = await pg.freshDatabase()
+    const database = await reused()
     const { openSqlStore } = await import('../../src/store/sql/sql-store.ts')
     const store = await openSqlStore(pg.url(database), { pool: 3 })
     const raw = new SQL({ url: pg.url(database), max: 2 })

@@ -1,11 +1,10 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test'
 import { SQL } from 'bun'
 import { ACCOUNT_LIMITS, Accounts } from '../../../src/accounts/service.ts'
 import type { PasswordHasher } from '../../../src/auth/password.ts'
 import { TooManyAttemptsError, UnauthenticatedError } from '../../../src/model/errors.ts'
 import { MemoryLimiter } from '../../../src/store/document/memory-limiter.ts'
 import { SqlLimiter, SWEEP_BATCH, SWEEP_EVERY_MS } from '../../../src/store/sql/limiter.ts'
-import { migrate } from '../../../src/store/sql/migrate.ts'
 import { openSqlStore, type SqlStore } from '../../../src/store/sql/sql-store.ts'
 import type { Attempt, Limiter, RateLimit } from '../../../src/store/store.ts'
 import { skipWithoutPostgres, type TestPostgres, testPostgres } from '../../support/postgres.ts'
@@ -15,16 +14,36 @@ import { skipWithoutPostgres, type TestPostgres, testPostgres } from '../../supp
 
 const skip = skipWithoutPostgres()
 let pg: TestPostgres
-const open: SQL[] = []
 const stores: SqlStore[] = []
 
-/** A pool of its own to a fresh, migrated database, as each replica has; `more` pools to the same database. */
+/**
+ * The database of the test running: one with the service's schema and no rows (`reusedDatabase`), emptied again after
+ * each test (`recycle`) for the next one, and the pools to it kept open from test to test. A new database per test (a
+ * copy of a template, its migrations run) and new connections each time cost PostgreSQL seconds over this file, and
+ * prove nothing here: the limits are under test, not the migrations (test/store/sql/migrate.test.ts).
+ */
+let current: string | undefined
+/** Pools kept open to the reused database, by their place among a test's pools and their size. */
+const kept = new Map<string, SQL>()
+
+/** The name of the test's database, taken on first use. */
+async function testDatabase(): Promise<string> {
+  current ??= await pg.reusedDatabase()
+  return current
+}
+
+/** `pools` pools of their own to an empty, migrated database, as each replica has one; `max` connections each. */
 async function database(pools = 1, max = 4): Promise<SQL[]> {
-  const name = await pg.freshDatabase()
-  const sqls = Array.from({ length: pools }, () => new SQL({ url: pg.url(name), max }))
-  open.push(...sqls)
-  await migrate(sqls[0] as SQL, { owner: 'limiter-test' })
-  return sqls
+  const name = await testDatabase()
+  return Array.from({ length: pools }, (_, index) => {
+    const key = `${name} ${index} ${max}`
+    let sql = kept.get(key)
+    if (!sql) {
+      sql = new SQL({ url: pg.url(name), max })
+      kept.set(key, sql)
+    }
+    return sql
+  })
 }
 
 /** A clock the test moves by hand, starting at a real epoch time (ms), so that times need a BIGINT. */
@@ -41,8 +60,14 @@ function manualClock(start = 1_750_000_000_000) {
 beforeAll(async () => {
   if (!skip) pg = await testPostgres()
 })
+afterEach(async () => {
+  // The stores first: the database is emptied only once nothing but the idle kept pools holds it.
+  await Promise.all(stores.splice(0).map((store) => store.close()))
+  if (current) await pg.recycle(current)
+  current = undefined
+})
 afterAll(async () => {
-  await Promise.all([...open.map((sql) => sql.close()), ...stores.map((store) => store.close())])
+  await Promise.all([...kept.values()].map((sql) => sql.close()))
 })
 
 /** One step of a script; `settle` and `forgive` name an attempt by the order in which it was counted. */
@@ -305,7 +330,7 @@ const plain: PasswordHasher = {
 
 describe.skipIf(skip)('two accounts services over two SQL stores of one database (two replicas)', () => {
   async function twoReplicas() {
-    const url = pg.url(await pg.freshDatabase())
+    const url = pg.url(await testDatabase())
     const replicas = await Promise.all(
       ['a', 'b'].map(async (owner) => {
         const store = await openSqlStore(url, { pool: 4, waitMs: 5000, owner })

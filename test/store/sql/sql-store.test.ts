@@ -1,4 +1,4 @@
-import { describe, expect, test } from 'bun:test'
+import { afterEach, describe, expect, test } from 'bun:test'
 import { SQL } from 'bun'
 import type { AlbumSort, ArtistSort } from '../../../src/model/search.ts'
 import { openMemoryStore } from '../../../src/store/document/memory.ts'
@@ -23,9 +23,25 @@ const { skip, opened, pools } = sqlTestFile(
   { own: true },
 )
 
-/** A store over `database` (a fresh one by default), closed after the test: one replica. */
+/**
+ * The databases `replica()` and `twoReplicas()` took for the test running: empty and migrated when taken
+ * (`reusedDatabase`), emptied again after it for the next test (`recycle`), once its stores are closed (the afterEach
+ * of `sqlTestFile`, registered before this one, runs first). A new database each time (a copy of a template, its
+ * migrations run) costs PostgreSQL about twice as much. Tests that look at the schema or the rows take a new one.
+ */
+const taken: string[] = []
+async function emptyDatabase(): Promise<string> {
+  const database = await pg.reusedDatabase()
+  taken.push(database)
+  return database
+}
+afterEach(async () => {
+  for (const database of taken.splice(0)) await pg.recycle(database)
+})
+
+/** A store over `database` (by default an empty one, see {@link emptyDatabase}), closed after the test: one replica. */
 async function replica(database?: string, options: SqlStoreOptions = {}): Promise<SqlStore> {
-  const store = await openSqlStore(pg.url(database ?? (await pg.freshDatabase())), {
+  const store = await openSqlStore(pg.url(database ?? (await emptyDatabase())), {
     pool: 4,
     waitMs: 5000,
     ...options,
@@ -34,9 +50,9 @@ async function replica(database?: string, options: SqlStoreOptions = {}): Promis
   return store
 }
 
-/** Two replicas over one fresh database. */
+/** Two replicas over one empty database. */
 async function twoReplicas(): Promise<[SqlStore, SqlStore]> {
-  const database = await pg.freshDatabase()
+  const database = await emptyDatabase()
   return [await replica(database), await replica(database)]
 }
 
