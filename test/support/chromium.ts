@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs'
-import { type Browser, chromium, type Locator } from 'playwright-core'
+import { type Browser, type BrowserContext, chromium, type Locator } from 'playwright-core'
 
 /**
  * Debian's Chromium, headless: the `chromium-headless-shell` package (installed by .ci/run), the same Chromium build
@@ -12,7 +12,15 @@ import { type Browser, chromium, type Locator } from 'playwright-core'
 export const CHROMIUM =
   ['/usr/bin/chromium-headless-shell', '/usr/bin/chromium'].find(existsSync) ?? '/usr/bin/chromium-headless-shell'
 
-/** The flags the browser tests start it with: headless, and nothing that reaches out on its own. */
+/**
+ * Every host name and address but this machine's resolves to nothing, in the browser's own network stack: a request
+ * for anything elsewhere, from a page, a worker or a service worker, by name or by IP address (v4 or v6), fails with
+ * `net::ERR_NAME_NOT_RESOLVED` before any packet (or DNS query) leaves. {@link listOutside} lists such requests.
+ */
+export const ONLY_THIS_MACHINE =
+  '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1, EXCLUDE [::1]'
+
+/** The flags the browser tests start it with: headless, nothing that reaches out on its own, nowhere to reach. */
 export const CHROMIUM_ARGS = [
   '--headless',
   '--no-sandbox',
@@ -22,6 +30,7 @@ export const CHROMIUM_ARGS = [
   '--disable-background-networking',
   '--disable-component-update',
   '--disable-sync',
+  ONLY_THIS_MACHINE,
 ]
 
 /**
@@ -31,8 +40,25 @@ export const CHROMIUM_ARGS = [
  */
 export const BROWSER_TEST_TIMEOUT = 120_000
 
-/** Host names of this machine: requests elsewhere are blocked and counted by the browser tests. */
+/** Host names of this machine: requests elsewhere cannot leave ({@link ONLY_THIS_MACHINE}) and are listed. */
 export const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]'])
+
+/** Whether a request for `url` would leave this machine (`data:` and `blob:` URLs never do). */
+export const leavesMachine = (url: URL) =>
+  url.protocol !== 'data:' && url.protocol !== 'blob:' && !LOOPBACK.has(url.hostname)
+
+/**
+ * Lists in `outside` every request of `context` (its pages, their workers, its service workers) for anything beyond
+ * this machine; {@link ONLY_THIS_MACHINE} already makes each fail. Listening to the `request` event costs next to
+ * nothing, where routing every request (`context.route`, as these tests did before) paused each one for a round trip
+ * to the test process and turned the browser's HTTP cache off.
+ */
+export function listOutside(context: BrowserContext, outside: string[]): void {
+  context.on('request', (request) => {
+    const url = new URL(request.url())
+    if (leavesMachine(url)) outside.push(url.href)
+  })
+}
 
 /** True when there is no browser here; says so once, unless under CI, where `requireChromium` then fails. */
 export function chromiumMissing(what: string): boolean {

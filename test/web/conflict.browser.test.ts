@@ -6,19 +6,19 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
+import { accessibilityProblems } from '../support/axe.ts'
 import { type RunningBinary, startBinary } from '../support/binary.ts'
 import {
   BROWSER_TEST_TIMEOUT,
   chromiumMissing,
-  LOOPBACK,
   launchChromium,
+  listOutside,
   requireChromium,
   visible,
 } from '../support/chromium.ts'
 
 const KEY = 'conflict-test-service-key'
 const TIMEOUT = BROWSER_TEST_TIMEOUT
-const AXE = `${import.meta.dir}/../../node_modules/axe-core/axe.min.js`
 const ARTIST = 2
 
 const missing = chromiumMissing('the browser tests of the edit conflict')
@@ -28,6 +28,8 @@ let server: RunningBinary
 let browser: Browser
 /** The `If-Match` of every PUT the pages sent, in order. */
 const conditions: (string | undefined)[] = []
+/** Every request for something beyond this machine: none can leave (CHROMIUM_ARGS), and none is made. */
+const outside: string[] = []
 
 /** Signs up a user through the API and logs them in: the session the pages keep in sessionStorage. */
 async function sessionOf(name: string) {
@@ -52,11 +54,9 @@ async function sessionOf(name: string) {
 /** A browser context signed in as `name` (or signed out), nothing leaving the machine, PUTs' conditions recorded. */
 async function newContext(name?: string, options: Parameters<Browser['newContext']>[0] = {}): Promise<BrowserContext> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, ...options })
-  await context.route('**/*', (route) => {
-    const request = route.request()
-    if (!LOOPBACK.has(new URL(request.url()).hostname)) return route.abort('blockedbyclient')
+  listOutside(context, outside)
+  context.on('request', (request) => {
     if (request.method() === 'PUT') conditions.push(request.headers()['if-match'])
-    return route.continue()
   })
   if (name) {
     const session = await sessionOf(name)
@@ -70,19 +70,6 @@ async function newContext(name?: string, options: Parameters<Browser['newContext
 const apiArtist = async () => {
   const response = await fetch(`${server.url}/api/v1/artists/${ARTIST}`)
   return { etag: response.headers.get('etag') ?? undefined, artist: (await response.json()) as Record<string, string> }
-}
-
-/** axe-core's serious and critical violations on the page as it is now. */
-async function accessibilityProblems(page: Page): Promise<string[]> {
-  await page.evaluate(await Bun.file(AXE).text())
-  type Result = { id: string; impact: string; help: string }
-  const violations = await page.evaluate(async () => {
-    const axe = (globalThis as unknown as { axe: { run(): Promise<{ violations: Result[] }> } }).axe
-    return (await axe.run()).violations
-  })
-  return violations
-    .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
-    .map((violation) => `${violation.impact} ${violation.id}: ${violation.help}`)
 }
 
 const focusedClass = (page: Page) =>
@@ -157,6 +144,7 @@ describe.skipIf(missing && !inCi)('editing an artist someone else changed meanwh
       const now = await apiArtist()
       expect(now.artist.description).not.toBe('Escrito por Ana')
       expect(await ana.locator('#edit-artist').getAttribute('data-if-match')).toBe(now.etag as string)
+      expect(outside).toEqual([])
       await Promise.all([first.close(), second.close()])
     },
     TIMEOUT,
@@ -174,6 +162,7 @@ describe.skipIf(missing && !inCi)('editing an artist someone else changed meanwh
       // Instead of a form that could not be sent, a visitor reads how to get one, as before.
       await visible(page.getByText('to edit this artist'))
       expect(await page.content()).toContain('<noscript>')
+      expect(outside).toEqual([])
       await context.close()
     },
     TIMEOUT,

@@ -9,8 +9,8 @@ import { type RunningBinary, startBinary } from '../support/binary.ts'
 import {
   BROWSER_TEST_TIMEOUT,
   chromiumMissing,
-  LOOPBACK,
   launchChromium,
+  listOutside,
   requireChromium,
   visible,
 } from '../support/chromium.ts'
@@ -21,16 +21,16 @@ const inCi = process.env.CI === 'true'
 
 let server: RunningBinary
 let browser: Browser
+/** Every request for something beyond this machine: none can leave (CHROMIUM_ARGS), and none is made. */
+const outside: string[] = []
 
-/** Event streams each page of a context opened, by page; every request off the machine is refused. */
+/** Event streams each page of a context opened, by page; every request off the machine fails, and is listed. */
 async function newContext(
   streams: Map<Page, number>,
   options: Parameters<Browser['newContext']>[0] = {},
 ): Promise<BrowserContext> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, ...options })
-  await context.route('**/*', (route) =>
-    LOOPBACK.has(new URL(route.request().url()).hostname) ? route.continue() : route.abort('blockedbyclient'),
-  )
+  listOutside(context, outside)
   context.on('request', (request) => {
     const page = request.frame().page()
     if (new URL(request.url()).pathname === '/api/v1/events') streams.set(page, (streams.get(page) ?? 0) + 1)
@@ -117,6 +117,7 @@ describe.skipIf(missing && !inCi)('live pages, in headless Chromium against the 
 
       // One stream for the tab, however many changes came.
       expect(streams.get(viewer)).toBe(1)
+      expect(outside).toEqual([])
       await context.close()
     },
     TIMEOUT,
@@ -174,6 +175,7 @@ describe.skipIf(missing && !inCi)('live pages, in headless Chromium against the 
       expect(await stillMarked(artistPage)).toBe(true)
       expect(streams.get(catalogue)).toBe(1)
       expect(streams.get(artistPage)).toBe(1)
+      expect(outside).toEqual([])
       await context.close()
     },
     TIMEOUT,
@@ -192,6 +194,7 @@ describe.skipIf(missing && !inCi)('live pages, in headless Chromium against the 
       expect(await page.locator('[data-live-news] li').count()).toBe(0)
       expect(await page.locator('.live-news').isVisible()).toBe(false)
       expect(streams.size).toBe(0)
+      expect(outside).toEqual([])
       await context.close()
     },
     TIMEOUT,

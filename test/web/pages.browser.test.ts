@@ -2,12 +2,14 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
+import { accessibilityProblems } from '../support/axe.ts'
 import { type RunningBinary, startBinary } from '../support/binary.ts'
 import {
   BROWSER_TEST_TIMEOUT,
   chromiumMissing,
-  LOOPBACK,
   launchChromium,
+  leavesMachine,
+  listOutside,
   requireChromium,
   visible,
 } from '../support/chromium.ts'
@@ -17,7 +19,6 @@ const SCREENSHOTS = join(import.meta.dir, 'screenshots')
 // A service key exists on this server, so that the test can tell that no page ever sends it.
 const KEY = 'web-test-service-key'
 const TIMEOUT = BROWSER_TEST_TIMEOUT
-const AXE = join(import.meta.dir, '../../node_modules/axe-core/axe.min.js')
 
 const missing = chromiumMissing('the browser tests of the pages')
 const inCi = process.env.CI === 'true'
@@ -25,29 +26,23 @@ const inCi = process.env.CI === 'true'
 let server: RunningBinary
 let browser: Browser
 
-/** Every request for something beyond this machine, from any page of any context: aborted, and listed. */
+/** Every request for something beyond this machine, from any page or worker of any context: failed, and listed. */
 const outside: string[] = []
 /** Every request a page sent to the API, as `METHOD path credential`, to check what the pages send. */
 const apiCalls: string[] = []
 
-/** A fresh browser context (its own sessionStorage), with every request off the machine blocked and counted. */
+/** A fresh browser context (its own sessionStorage), with every request off the machine failed and listed. */
 async function newContext(options: Parameters<Browser['newContext']>[0] = {}): Promise<BrowserContext> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, ...options })
-  await context.route('**/*', (route) => {
-    const request = route.request()
+  listOutside(context, outside)
+  context.on('request', (request) => {
     const url = new URL(request.url())
-    if (!LOOPBACK.has(url.hostname)) {
-      outside.push(url.href)
-      return route.abort('blockedbyclient')
-    }
-    if (url.pathname.startsWith('/api/')) {
-      const headers = request.headers()
-      const credential = headers['x-api-key'] ? 'api-key' : (headers.authorization?.split(' ')[0] ?? 'none')
-      apiCalls.push(`${request.method()} ${url.pathname} ${credential}`)
-    }
-    return route.continue()
+    if (leavesMachine(url) || !url.pathname.startsWith('/api/')) return
+    const headers = request.headers()
+    const credential = headers['x-api-key'] ? 'api-key' : (headers.authorization?.split(' ')[0] ?? 'none')
+    apiCalls.push(`${request.method()} ${url.pathname} ${credential}`)
   })
-  // The requests the Content-Security-Policy refused stop in the browser, before the router would see them.
+  // The requests the Content-Security-Policy refused stop in the page, before any request is made: listed here.
   await context.addInitScript(() => {
     type Violation = { blockedURI: string; violatedDirective: string }
     const win = globalThis as unknown as {
@@ -66,26 +61,6 @@ async function newContext(options: Parameters<Browser['newContext']>[0] = {}): P
 async function expectNoLeaks(page: Page) {
   expect(outside).toEqual([])
   expect(await page.evaluate(() => (globalThis as unknown as { refused: string[] }).refused)).toEqual([])
-}
-
-/** axe-core's serious and critical violations on the page as it is now (the script is run through the debugger, so
- * the page's policy, which refuses inline scripts, need not be loosened for it). Every rule runs and every violating
- * node is reported; `resultTypes` only spares axe listing every node that passed (or did not apply), which these
- * tests never read and which takes about a third of its time. */
-async function accessibilityProblems(page: Page): Promise<string[]> {
-  await page.evaluate(await Bun.file(AXE).text())
-  type Result = { id: string; impact: string; help: string; nodes: { target: string[] }[] }
-  const violations = await page.evaluate(async () => {
-    type Axe = { run(options: { resultTypes: string[] }): Promise<{ violations: Result[] }> }
-    const axe = (globalThis as unknown as { axe: Axe }).axe
-    return (await axe.run({ resultTypes: ['violations'] })).violations
-  })
-  return violations
-    .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
-    .map(
-      (violation) =>
-        `${violation.impact} ${violation.id}: ${violation.help} (${violation.nodes.map((node) => node.target.join(' ')).join(', ')})`,
-    )
 }
 
 type Picture = { complete: boolean; naturalWidth: number; getBoundingClientRect(): { top: number } }
