@@ -101,13 +101,20 @@ describe('the SQL store’s page cache (decoded pages of the artist list)', () =
   const skip = skipWithoutPostgres()
   let pg: TestPostgres
   let store: SqlStore
+  /** A database with the schema and no rows (`reusedDatabase`), emptied again after the file (`recycle`). */
+  let database: string
   beforeAll(async () => {
     if (skip) return
     pg = await testPostgres()
-    store = await openSqlStore(pg.url(await pg.freshDatabase()), { pool: 4, waitMs: 5000 })
+    database = await pg.reusedDatabase()
+    store = await openSqlStore(pg.url(database), { pool: 4, waitMs: 5000 })
     await store.load(LARGE_ARTISTS)
   }, 60_000)
-  afterAll(() => store?.close())
+  afterAll(async () => {
+    if (skip) return
+    await store?.close()
+    await pg.recycle(database)
+  })
 
   /** Reads the same pages over and over with a store that caches them: a page is held only while it is unchanged. */
   const readPages = async (target: Pick<Store, 'artists'>, pages: { limit: number; offset: number }[]) => {

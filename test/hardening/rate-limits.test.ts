@@ -15,10 +15,16 @@ const ARGS = ['--port', '0', '--data', ':memory:', '--log', 'off']
 
 let server: RunningBinary
 beforeAll(() => ensureBinary(), 120_000)
-beforeEach(async () => {
-  server = await startBinary(ARGS)
-})
-afterEach(() => server.stop())
+/**
+ * A new server for each test of the describe that calls it: the counts of one test must not spill into the next. The
+ * tests of two clients start the servers they need (on other addresses) and use none of these.
+ */
+function newServerEachTest() {
+  beforeEach(async () => {
+    server = await startBinary(ARGS)
+  })
+  afterEach(() => server.stop())
+}
 
 const post = (path: string, body: unknown) =>
   fetch(`${server.url}/api/v1/user/${path}`, {
@@ -39,6 +45,8 @@ async function burst(size: number, request: (i: number) => Promise<Response>) {
 }
 
 describe('under 50 parallel requests', () => {
+  newServerEachTest()
+
   test(`wrong passwords for one email: at most ${loginFailuresPerEmail.limit} are checked, the rest 429; then even the right one waits`, async () => {
     expect((await post('signup', USER)).status).toBe(201)
     const { count, statuses } = await burst(50, () => post('login', { email: USER.email, password: 'wrong-password' }))
@@ -98,6 +106,8 @@ function postFrom(from: string, url: string, path: string, body: unknown) {
 const tally = (statuses: number[]) => (status: number) => statuses.filter((each) => each === status).length
 
 describe('one client, many of its own addresses', () => {
+  newServerEachTest()
+
   test(`wrong logins over 50 emails from 50 addresses in 127.0.0.0/8: at most ${loginFailuresPerClient.limit} are checked`, async () => {
     const answers = await Promise.all(
       Array.from({ length: 50 }, (_, i) =>

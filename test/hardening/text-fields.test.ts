@@ -5,7 +5,7 @@
  * refused alike, with a 400 naming the field, never a 500 and never a log line; and text the rule allows (other
  * control characters, astral characters, U+FFFD itself) is stored and read back unchanged by both.
  */
-import { describe, expect, test } from 'bun:test'
+import { afterEach, describe, expect, test } from 'bun:test'
 import { checkNewAccount, checkPassword } from '../../src/accounts/admin.ts'
 import { createApp } from '../../src/app.ts'
 import { InvalidFieldError } from '../../src/model/errors.ts'
@@ -17,13 +17,29 @@ const KEY = 'text-fields-key'
 const DETAIL = 'must not contain U+0000 or an unpaired UTF-16 surrogate'
 const skipSql = skipWithoutPostgres()
 
-/** The stores compared: memory always, PostgreSQL where the machine has it (always under CI). */
+/** The SQL stores the test running opened, each with its database: closed after it, the database emptied for the next. */
+const opened: { store: Store & { close(): Promise<unknown> }; database: string }[] = []
+afterEach(async () => {
+  for (const { store, database } of opened.splice(0)) {
+    await store.close()
+    await (await testPostgres()).recycle(database)
+  }
+})
+
+/**
+ * The stores compared: memory always, PostgreSQL where the machine has it (always under CI), over an empty, migrated
+ * database (`reusedDatabase`: one an earlier test emptied, else a copy of a migrated template; the rule, not the
+ * migrations, is under test).
+ */
 async function stores(): Promise<[string, Store][]> {
   const all: [string, Store][] = [['memory', openMemoryStore()]]
   if (!skipSql) {
     const postgres = await testPostgres()
     const { openSqlStore } = await import('../../src/store/sql/sql-store.ts')
-    all.push(['postgres', await openSqlStore(postgres.url(await postgres.freshDatabase()), { pool: 2 })])
+    const database = await postgres.reusedDatabase()
+    const store = await openSqlStore(postgres.url(database), { pool: 2 })
+    opened.push({ store, database })
+    all.push(['postgres', store])
   }
   return all
 }

@@ -164,7 +164,11 @@ describe('metrics over PostgreSQL', () => {
   const skip = skipWithoutPostgres()
   test.skipIf(skip)('commits and the pool in use and waiting are counted', async () => {
     const postgres = await testPostgres()
-    const store: Store = await openStore(postgres.url(await postgres.migratedDatabase()), { pool: 2, waitMs: 5000 })
+    // An empty database with the schema, one an earlier test emptied if there is one (no new copy of the template),
+    // emptied again once the store is closed (cleanups run last first).
+    const database = await postgres.reusedDatabase()
+    cleanups.push(() => postgres.recycle(database))
+    const store: Store = await openStore(postgres.url(database), { pool: 2, waitMs: 5000 })
     cleanups.push(() => store.close())
     const metrics = new Metrics()
     store.instrument?.(metrics.store)

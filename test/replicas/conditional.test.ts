@@ -4,7 +4,7 @@
  * database's transaction, so two replicas that get PUTs naming the same tag at once save exactly one of them; and a
  * reset, which brings ids back, never lets a tag of a record it removed match the record that takes its id.
  */
-import { afterEach, describe, expect, test } from 'bun:test'
+import { afterAll, afterEach, describe, expect, test } from 'bun:test'
 import { type RunningBinary, startBinary } from '../support/binary.ts'
 import { skipWithoutPostgres, type TestPostgres, testPostgres } from '../support/postgres.ts'
 
@@ -15,15 +15,53 @@ const asService = { 'x-api-key': KEY, 'content-type': 'application/json' }
 let postgres: TestPostgres
 const running: RunningBinary[] = []
 
+/** The databases the test running took with {@link database}, given back emptied once its replicas have stopped. */
+const taken: string[] = []
+
 afterEach(async () => {
   await Promise.all(running.splice(0).map((replica) => replica.stop().catch(() => 0)))
+  for (const name of taken.splice(0)) await postgres.recycle(name)
 })
 
-/** A fresh database's URL (over the unix socket). */
+/**
+ * The URL (over the unix socket) of a database of the test's own, with the schema and no rows, as a replica that
+ * migrated an empty database leaves it (`reusedDatabase`: one an earlier test emptied, else a copy of a migrated
+ * template): the tags, not the migrations, are under test here, and a new copy its replicas then migrate costs
+ * PostgreSQL far more. Emptied again after the test (`recycle`).
+ */
 async function database() {
   postgres ??= await testPostgres()
-  return postgres.url(await postgres.freshDatabase())
+  const name = await postgres.reusedDatabase()
+  taken.push(name)
+  return postgres.url(name)
 }
+
+/**
+ * Two seeded replicas over one database, started once for the tests that need nothing fresher: each of them works on
+ * records of its own choosing and checks what the replicas answer about them, whatever the others changed before; the
+ * reset test, last, brings back the seeded state anyway. Started on first use, stopped (and the database emptied)
+ * after the file: four starts and two seedings fewer than a pair per test.
+ */
+let pair: Promise<[RunningBinary, RunningBinary]> | undefined
+let pairDatabase: string | undefined
+function sharedPair(): Promise<[RunningBinary, RunningBinary]> {
+  pair ??= (async () => {
+    postgres ??= await testPostgres()
+    pairDatabase = await postgres.reusedDatabase()
+    const url = postgres.url(pairDatabase)
+    return (await Promise.all(
+      Array.from({ length: 2 }, () =>
+        startBinary(['--data', url, '--port', '0', '--api-key', KEY, '--log', 'off', '--seed', '--allow-reset']),
+      ),
+    )) as [RunningBinary, RunningBinary]
+  })()
+  return pair
+}
+afterAll(async () => {
+  if (!pair) return
+  await Promise.all((await pair).map((replica) => replica.stop().catch(() => 0)))
+  if (pairDatabase) await postgres.recycle(pairDatabase)
+})
 
 /** Starts `count` executables at once over `url`, each with `args`, on free ports. */
 async function replicas(url: string, count: number, args: string[] = []) {
@@ -53,7 +91,7 @@ const create = (replica: RunningBinary, name: string) =>
 
 describe.skipIf(skip)('conditional requests across replicas over one PostgreSQL database', () => {
   test('both replicas give the same tags; a tag read on A is honoured on B, for 304 and for If-Match', async () => {
-    const [a, b] = (await replicas(await database(), 2, ['--seed'])) as [RunningBinary, RunningBinary]
+    const [a, b] = await sharedPair()
     for (const path of ['/api/v1/artists/3', '/api/v1/artists?limit=20', '/api/v1/artists/3/albums'])
       expect(await tagOf(b, path)).toBe(await tagOf(a, path))
     const tag = await tagOf(a, '/api/v1/artists/3')
@@ -71,7 +109,7 @@ describe.skipIf(skip)('conditional requests across replicas over one PostgreSQL 
   })
 
   test('PUTs naming the same tag on two replicas at once: exactly one 200 and one 412, round after round', async () => {
-    const [a, b] = (await replicas(await database(), 2, ['--seed'])) as [RunningBinary, RunningBinary]
+    const [a, b] = await sharedPair()
     for (let round = 0; round < 8; round++) {
       const tag = await tagOf(round % 2 === 0 ? a : b, '/api/v1/artists/1')
       const answers = await Promise.all([
@@ -104,7 +142,7 @@ describe.skipIf(skip)('conditional requests across replicas over one PostgreSQL 
   })
 
   test('a reset on one replica never lets an old tag match the record that reuses its id on the other', async () => {
-    const [a, b] = (await replicas(await database(), 2, ['--seed', '--allow-reset'])) as [RunningBinary, RunningBinary]
+    const [a, b] = await sharedPair()
     const gone = await create(a, 'Gone after the reset')
     const { id } = (await gone.json()) as { id: number }
     const old = gone.headers.get('etag') as string

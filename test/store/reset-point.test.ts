@@ -3,22 +3,38 @@
  * that later writes leave as it is, and restores the state it copied as often as asked; the reset point is fixed by
  * the first call, and over a database shared by replicas every replica gets the first one's.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterEach, beforeAll, describe, expect, test } from 'bun:test'
 import { openMemoryStore } from '../../src/store/document/memory.ts'
 import { openSqlStore, type SqlStore } from '../../src/store/sql/sql-store.ts'
 import type { Store } from '../../src/store/store.ts'
-import { ownPostgres, skipWithoutPostgres, type TestPostgres } from '../support/postgres.ts'
+import { skipWithoutPostgres, type TestPostgres, testPostgres } from '../support/postgres.ts'
 
 const skip = skipWithoutPostgres()
 let pg: TestPostgres
 const opened: SqlStore[] = []
+/** The databases the test running took with {@link emptyDatabase}. */
+const taken: string[] = []
 
+// The run's shared server (this file never stops it), not one of this process's own.
 beforeAll(async () => {
-  if (!skip) pg = await ownPostgres()
+  if (!skip) pg = await testPostgres()
 })
-afterAll(async () => {
-  await Promise.all(opened.map((store) => store.close().catch(() => {})))
+// The stores closed after their test, then its databases emptied for the next test's (`recycle`).
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((store) => store.close().catch(() => {})))
+  for (const database of taken.splice(0)) await pg.recycle(database)
 })
+
+/**
+ * A database of the test's own with the schema and no rows (`reusedDatabase`: one an earlier test emptied, else a copy
+ * of a migrated template): the same start as a new copy its first store migrates, for far less of PostgreSQL's work;
+ * the snapshots, not the migrations, are under test.
+ */
+async function emptyDatabase(): Promise<string> {
+  const database = await pg.reusedDatabase()
+  taken.push(database)
+  return database
+}
 
 async function sqlStore(database: string): Promise<SqlStore> {
   const store = await openSqlStore(pg.url(database), { pool: 2, waitMs: 5000 })
@@ -39,7 +55,7 @@ const USER = { name: 'Ana', email: 'ana@rock.com', passwordHash: 'h', createdAt:
 
 const stores: [string, () => Promise<Store>][] = [
   ['the document store', async () => openMemoryStore()],
-  ['the SQL store', async () => sqlStore(await pg.freshDatabase())],
+  ['the SQL store', async () => sqlStore(await emptyDatabase())],
 ]
 
 for (const [name, open] of stores)
@@ -83,7 +99,7 @@ for (const [name, open] of stores)
 
 describe.skipIf(skip)('over a database shared by replicas', () => {
   test('every replica gets the reset point of the first one to ask, and it outlives them', async () => {
-    const database = await pg.freshDatabase()
+    const database = await emptyDatabase()
     const first = await sqlStore(database)
     await first.artists.insert({ name: 'Fito' })
     const point = await first.resetPoint()

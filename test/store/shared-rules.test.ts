@@ -2,28 +2,39 @@
  * The rules both stores apply (src/store/rules.ts, `searchable` in src/model/search.ts), fed odd input the API cannot
  * send but a seed file or old data can: the document store and the SQL store answer alike.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterEach, beforeAll, describe, expect, test } from 'bun:test'
 import { openMemoryStore } from '../../src/store/document/memory.ts'
 import { makeRoom } from '../../src/store/rules.ts'
 import { openSqlStore, type SqlStore } from '../../src/store/sql/sql-store.ts'
 import { type Credential, CredentialLimitError, type New, type Store } from '../../src/store/store.ts'
-import { ownPostgres, skipWithoutPostgres, type TestPostgres } from '../support/postgres.ts'
+import { skipWithoutPostgres, type TestPostgres, testPostgres } from '../support/postgres.ts'
 
 const skip = skipWithoutPostgres()
 let pg: TestPostgres
-const opened: SqlStore[] = []
+/** The SQL stores the test running opened, each with its database. */
+const opened: { store: SqlStore; database: string }[] = []
 
+// The run's shared server (this file never stops it), not one of this process's own.
 beforeAll(async () => {
-  if (!skip) pg = await ownPostgres()
+  if (!skip) pg = await testPostgres()
 })
-afterAll(async () => {
-  await Promise.all(opened.map((store) => store.close().catch(() => {})))
+// Each store closed after its test, then its database emptied for the next test's (`recycle`).
+afterEach(async () => {
+  for (const { store, database } of opened.splice(0)) {
+    await store.close().catch(() => {})
+    await pg.recycle(database)
+  }
 })
 
-/** A fresh document store and a fresh SQL store, to run the same steps on. */
+/**
+ * A fresh document store and an empty SQL store, to run the same steps on: the SQL store over a database with the
+ * schema and no rows (`reusedDatabase`: one an earlier test emptied, else a copy of a migrated template), the same start
+ * as a new copy it migrates, for far less of PostgreSQL's work; the rules, not the migrations, are under test.
+ */
 async function bothStores(): Promise<{ document: Store; sql: Store }> {
-  const sql = await openSqlStore(pg.url(await pg.freshDatabase()), { pool: 2, waitMs: 5000 })
-  opened.push(sql)
+  const database = await pg.reusedDatabase()
+  const sql = await openSqlStore(pg.url(database), { pool: 2, waitMs: 5000 })
+  opened.push({ store: sql, database })
   return { document: openMemoryStore(), sql }
 }
 

@@ -4,7 +4,7 @@
  * as one replica's. Alone it never waits, and a create that finds its replica idle goes at once. The windows here are
  * a minute long: a create that waited for one would fail the test by its timeout, so nothing below measures time.
  */
-import { describe, expect, test } from 'bun:test'
+import { afterEach, describe, expect, test } from 'bun:test'
 import { SQL } from 'bun'
 import type { Artist } from '../../../src/model/artist.ts'
 import { openSqlStore, type SqlStore, type SqlStoreOptions } from '../../../src/store/sql/sql-store.ts'
@@ -14,6 +14,22 @@ import { sqlTestFile, type TestPostgres } from '../../support/postgres.ts'
 let pg: TestPostgres
 const { skip, opened, pools } = sqlTestFile((server) => {
   pg = server
+})
+
+/**
+ * The databases the test running took: empty and migrated when taken (`reusedDatabase`), emptied again after it for
+ * the next test (`recycle`), once its stores are closed (the afterEach of `sqlTestFile`, registered before this one,
+ * runs first). The batcher, not the migrations, is under test: a new copy of a template, migrated, costs PostgreSQL
+ * far more.
+ */
+const taken: string[] = []
+async function emptyDatabase(): Promise<string> {
+  const database = await pg.reusedDatabase()
+  taken.push(database)
+  return database
+}
+afterEach(async () => {
+  for (const database of taken.splice(0)) await pg.recycle(database)
 })
 
 /** Longer than any test may run: a create that waited for the window would time the test out. */
@@ -67,7 +83,7 @@ function expectIncreasing(artists: readonly Artist[]) {
 
 describe.skipIf(skip)('SqlStore: batches gathered while another replica writes', () => {
   test('alone, a replica never waits for more creates, its own wake-ups notwithstanding', async () => {
-    const database = await pg.freshDatabase()
+    const database = await emptyDatabase()
     const alone = await replica(database)
     // The replica's own wake-ups come back to it (every listening connection gets a NOTIFY): wait until one has.
     const raw = new SQL({ url: pg.url(database), max: 1 })
@@ -93,7 +109,7 @@ describe.skipIf(skip)('SqlStore: batches gathered while another replica writes',
   })
 
   test('while another replica writes: a create on an idle replica goes at once, and a wait ends when as many are queued as were committed', async () => {
-    const database = await pg.freshDatabase()
+    const database = await emptyDatabase()
     const [a, b] = [await replica(database), await replica(database)]
     const stop = keepWriting(b)
     try {
@@ -134,7 +150,7 @@ describe.skipIf(skip)('SqlStore: batches gathered while another replica writes',
   test('a create on a replica that has stopped waiting goes at once, however large its last batch', async () => {
     // The store's own batcher over a migrated database, gathering as if another replica always wrote; a flush (which
     // the store runs every few seconds, and on close) ends its minute-long wait.
-    const database = await pg.freshDatabase()
+    const database = await emptyDatabase()
     await replica(database)
     const sql = new SQL({ url: pg.url(database), max: 2 })
     pools.push(sql)
@@ -157,7 +173,7 @@ describe.skipIf(skip)('SqlStore: batches gathered while another replica writes',
   })
 
   test('the wait is bounded: fewer creates than the batch before still go once the window ends', async () => {
-    const database = await pg.freshDatabase()
+    const database = await emptyDatabase()
     const [a, b] = [await replica(database, 50), await replica(database)]
     const stop = keepWriting(b)
     try {

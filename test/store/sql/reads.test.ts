@@ -70,14 +70,26 @@ describe('ReadBatcher', () => {
 
 const skip = skipWithoutPostgres()
 const opened: SqlStore[] = []
+/**
+ * The databases the test running took: empty and migrated when taken (`reusedDatabase`: one an earlier test emptied,
+ * else a copy of a migrated template), emptied again after it once its stores are closed (`recycle`). The reads, not
+ * the migrations, are under test: a new copy of a template, migrated, costs PostgreSQL far more.
+ */
+const taken: string[] = []
 afterEach(async () => {
   await Promise.all(opened.splice(0).map((store) => store.close()))
+  for (const database of taken.splice(0)) await (await testPostgres()).recycle(database)
 })
+async function emptyDatabase(): Promise<string> {
+  const database = await (await testPostgres()).reusedDatabase()
+  taken.push(database)
+  return database
+}
 
 describe.skipIf(skip)('SqlStore: reads by id over PostgreSQL', () => {
   test('many gets at once: each gets its own record, unknown and invalid ids undefined', async () => {
     const postgres = await testPostgres()
-    const store = await openSqlStore(postgres.url(await postgres.freshDatabase()), { pool: 2 })
+    const store = await openSqlStore(postgres.url(await emptyDatabase()), { pool: 2 })
     opened.push(store)
     await store.load(
       Array.from({ length: 50 }, (_, i) => ({
@@ -105,7 +117,7 @@ describe.skipIf(skip)('SqlStore: reads by id over PostgreSQL', () => {
 
   test('a write acknowledged on one replica is seen by the next read on another, even amid a burst of reads', async () => {
     const postgres = await testPostgres()
-    const database = await postgres.freshDatabase()
+    const database = await emptyDatabase()
     const a = await openSqlStore(postgres.url(database), { pool: 2 })
     const b = await openSqlStore(postgres.url(database), { pool: 2 })
     opened.push(a, b)
