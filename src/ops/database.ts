@@ -13,22 +13,30 @@ export interface Session {
 
 /**
  * The sessions connected to the database at `url` other than this one: the replicas serving it (and anyone else).
- * A restore refuses to go on while there are any: it would replace the data under them.
+ * A restore refuses to go on while there are any: it would replace the data under them. A session whose client has
+ * just gone (a server stopped a moment ago, a command that has just exited) is still listed until its backend
+ * notices and ends, which on a busy machine takes a while: while any are listed, they are looked at again every
+ * 50 ms for up to `settleMs`, and those still there then are returned.
  */
-export async function otherSessions(url: string): Promise<Session[]> {
+export async function otherSessions(url: string, settleMs = 0): Promise<Session[]> {
   const sql = await connectSql(url, { pool: 1, waitMs: 5000 })
   try {
-    const rows = await sql`
-      SELECT pid, coalesce(host(client_addr), 'local socket') AS client, application_name, backend_start::text AS since
-      FROM pg_stat_activity
-      WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'
-      ORDER BY pid`
-    return rows.map((row: Record<string, unknown>) => ({
-      pid: Number(row.pid),
-      client: String(row.client),
-      application: String(row.application_name ?? ''),
-      since: String(row.since),
-    }))
+    const deadline = performance.now() + settleMs
+    for (;;) {
+      const rows = await sql`
+        SELECT pid, coalesce(host(client_addr), 'local socket') AS client, application_name, backend_start::text AS since
+        FROM pg_stat_activity
+        WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'
+        ORDER BY pid`
+      if (rows.length === 0 || performance.now() >= deadline)
+        return rows.map((row: Record<string, unknown>) => ({
+          pid: Number(row.pid),
+          client: String(row.client),
+          application: String(row.application_name ?? ''),
+          since: String(row.since),
+        }))
+      await Bun.sleep(50)
+    }
   } finally {
     await sql.close()
   }
