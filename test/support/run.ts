@@ -19,11 +19,13 @@ import { BINARY, BUILT_FOR_RUN, ensureBinary, removeDir, tempDir } from './binar
 import { SHARED_POSTGRES, startSharedPostgres } from './postgres.ts'
 
 /**
- * Worker processes of the main run: one per core. Its files spend about half their time waiting (for start-ups, for
- * Chromium, for servers to time out idle connections), yet a third worker on this 2-core machine made the run slower
- * (3 min 33 s against 3 min 01 s, quiet, back to back); the contract suite over PostgreSQL, beside it, takes two more.
+ * Worker processes of the main run: one per core and one more. Its files spend part of their time waiting (for
+ * start-ups, for Chromium, for a server to close an idle connection), which a core per worker leaves idle: on this
+ * 2-core machine, quiet, back to back, 3 workers took 1 min 59 s to 2 min 02 s (the cores 97–98% busy) where 2 took
+ * 2 min 09 s to 2 min 22 s (86–87% busy), and 4 workers 2 min 03 s to 2 min 04 s. (When the run cost 50 s more of CPU,
+ * a third worker gained nothing.) The contract suite over PostgreSQL, beside it, takes two more.
  */
-const WORKERS = Number(process.env.ROCK_LEGENDS_TEST_WORKERS ?? availableParallelism())
+const WORKERS = Number(process.env.ROCK_LEGENDS_TEST_WORKERS ?? availableParallelism() + 1)
 const SQL_WORKERS = Number(process.env.ROCK_LEGENDS_TEST_SQL_WORKERS ?? 2)
 
 // The build (a second or so) runs while PostgreSQL starts.
