@@ -6,8 +6,8 @@
  */
 import { describe, expect, test } from 'bun:test'
 import { SQL } from 'bun'
-import { RefusedError } from '../../src/ops/refused-error.ts'
 import { refuseConnectedDatabase, SESSIONS_SETTLE_MS } from '../../src/ops/owners.ts'
+import { RefusedError } from '../../src/ops/refused-error.ts'
 import { skipWithoutPostgres, testPostgres } from '../support/postgres.ts'
 
 const skip = skipWithoutPostgres()
