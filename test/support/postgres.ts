@@ -82,13 +82,18 @@ export function skipWithoutPostgres(): boolean {
  * The bookkeeping of a test file of the SQL store's own, called at its top level: the server, handed to `take` before
  * the file's tests (the run's shared one; with `own`, a server of this process, started again after any test that
  * stopped it); `opened`, the stores its tests open, closed after each test; `pools`, the connections it makes itself,
- * closed after its last test. `skip`: whether there is no PostgreSQL here ({@link skipWithoutPostgres}).
+ * closed after its last test; `emptyDatabase()`, a database with the service's schema and no rows for the test running
+ * (`reusedDatabase`: one an earlier test emptied, else a copy of a migrated template), emptied again once the test's
+ * stores are closed, for the next (`recycle`): the same start as a new copy its replicas migrate, for far less of
+ * PostgreSQL's work. A test that looks at the schema or needs a database nobody used takes `freshDatabase()`. `skip`:
+ * whether there is no PostgreSQL here ({@link skipWithoutPostgres}).
  */
 export function sqlTestFile(take: (server: TestPostgres) => void, options: { own?: boolean } = {}) {
   const skip = skipWithoutPostgres()
   let server: TestPostgres | undefined
   const opened: { close(): Promise<unknown> }[] = []
   const pools: SQL[] = []
+  const taken: string[] = []
   beforeAll(async () => {
     if (skip) return
     server = await (options.own ? ownPostgres() : testPostgres())
@@ -97,11 +102,18 @@ export function sqlTestFile(take: (server: TestPostgres) => void, options: { own
   afterEach(async () => {
     if (options.own) server?.start()
     await Promise.all(opened.splice(0).map((store) => store.close().catch(() => {})))
+    for (const database of taken.splice(0)) await server?.recycle(database)
   })
   afterAll(async () => {
     await Promise.all(pools.splice(0).map((sql) => sql.close()))
   })
-  return { skip, opened, pools }
+  const emptyDatabase = async (): Promise<string> => {
+    if (!server) throw new Error('emptyDatabase() is for the tests of a file that has PostgreSQL (see `skip`)')
+    const database = await server.reusedDatabase()
+    taken.push(database)
+    return database
+  }
+  return { skip, opened, pools, emptyDatabase }
 }
 
 /** A running test server. */

@@ -4,7 +4,7 @@
  * as one replica's. Alone it never waits, and a create that finds its replica idle goes at once. The windows here are
  * a minute long: a create that waited for one would fail the test by its timeout, so nothing below measures time.
  */
-import { afterEach, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { SQL } from 'bun'
 import type { Artist } from '../../../src/model/artist.ts'
 import { openSqlStore, type SqlStore, type SqlStoreOptions } from '../../../src/store/sql/sql-store.ts'
@@ -12,24 +12,8 @@ import { WriteBatcher } from '../../../src/store/sql/writes.ts'
 import { sqlTestFile, type TestPostgres } from '../../support/postgres.ts'
 
 let pg: TestPostgres
-const { skip, opened, pools } = sqlTestFile((server) => {
+const { skip, opened, pools, emptyDatabase } = sqlTestFile((server) => {
   pg = server
-})
-
-/**
- * The databases the test running took: empty and migrated when taken (`reusedDatabase`), emptied again after it for
- * the next test (`recycle`), once its stores are closed (the afterEach of `sqlTestFile`, registered before this one,
- * runs first). The batcher, not the migrations, is under test: a new copy of a template, migrated, costs PostgreSQL
- * far more.
- */
-const taken: string[] = []
-async function emptyDatabase(): Promise<string> {
-  const database = await pg.reusedDatabase()
-  taken.push(database)
-  return database
-}
-afterEach(async () => {
-  for (const database of taken.splice(0)) await pg.recycle(database)
 })
 
 /** Longer than any test may run: a create that waited for the window would time the test out. */

@@ -5,7 +5,7 @@
  * it. Writes that must take turns still do: albums of one artist (its maximum, issue 22), credentials of one account
  * (its epoch).
  */
-import { afterEach, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { SQL } from 'bun'
 import { insertCredential } from '../../../src/store/sql/credentials.ts'
 import { openSqlStore } from '../../../src/store/sql/sql-store.ts'
@@ -14,7 +14,7 @@ import type { NewCredential, NewUser } from '../../../src/store/store.ts'
 import { sqlTestFile, type TestPostgres } from '../../support/postgres.ts'
 
 let pg: TestPostgres
-const { skip, opened, pools } = sqlTestFile((server) => {
+const { skip, opened, pools, emptyDatabase } = sqlTestFile((server) => {
   pg = server
 })
 
@@ -28,24 +28,15 @@ async function withinASecond<T>(write: Promise<T>): Promise<T | typeof TIMED_OUT
   return Promise.race([write, Bun.sleep(WITHIN_MS).then((): typeof TIMED_OUT => TIMED_OUT)])
 }
 
-/** The databases the test running took with {@link setUp}. */
-const taken: string[] = []
 /** The plain connections to each database, kept for the next test that takes it: a new pool starts new backends. */
 const kept = new Map<string, SQL>()
-// Emptied for the next test (`recycle`) once the test's stores are closed (the afterEach of `sqlTestFile`, registered
-// before this one, runs first) and its held transactions are over.
-afterEach(async () => {
-  for (const database of taken.splice(0)) await pg.recycle(database)
-})
-
 /**
  * A database with one replica over it, and a plain connection for the transaction held open. The database has the
  * schema and no rows (`reusedDatabase`: one an earlier test emptied, else a copy of a migrated template): the same
  * start as a new copy the replica migrates, for far less of PostgreSQL's work.
  */
 async function setUp() {
-  const database = await pg.reusedDatabase()
-  taken.push(database)
+  const database = await emptyDatabase()
   const replica = await openSqlStore(pg.url(database), { pool: 4, waitMs: 5000 })
   opened.push(replica)
   let raw = kept.get(database)

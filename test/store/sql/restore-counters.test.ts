@@ -4,7 +4,7 @@
  * the kill -9 loop of test/ops/copy.binary.test.ts: a copy killed just before its commit left the old rows under the
  * new counters, so that the next album, account or key was given an id an old row held.
  */
-import { afterEach, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { SQL } from 'bun'
 import { emailKey } from '../../../src/model/email.ts'
 import { replaceAll, type SnapshotDocument } from '../../../src/store/sql/snapshot.ts'
@@ -12,14 +12,8 @@ import { openSqlStore } from '../../../src/store/sql/sql-store.ts'
 import { sqlTestFile, type TestPostgres } from '../../support/postgres.ts'
 
 let pg: TestPostgres
-const { skip, opened, pools } = sqlTestFile((server) => {
+const { skip, opened, pools, emptyDatabase } = sqlTestFile((server) => {
   pg = server
-})
-
-/** The databases the test running took, emptied after it for the next test once its stores are closed. */
-const taken: string[] = []
-afterEach(async () => {
-  for (const database of taken.splice(0)) await pg.recycle(database)
 })
 
 /**
@@ -28,8 +22,7 @@ afterEach(async () => {
  * their start, else a copy of a migrated template): the same start as a new copy the replica migrates, for far less.
  */
 async function twoArtists() {
-  const database = await pg.reusedDatabase()
-  taken.push(database)
+  const database = await emptyDatabase()
   const store = await openSqlStore(pg.url(database), { pool: 4, waitMs: 5000 })
   opened.push(store)
   for (const name of ['Sui Generis', 'Serú Girán']) {

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { SQL } from 'bun'
 import type { AlbumSort, ArtistSort } from '../../../src/model/search.ts'
 import { openMemoryStore } from '../../../src/store/document/memory.ts'
@@ -16,28 +16,12 @@ import { sqlTestFile, type TestPostgres } from '../../support/postgres.ts'
 
 let pg: TestPostgres
 // A server of this file's own: some tests stop it.
-const { skip, opened, pools } = sqlTestFile(
+const { skip, opened, pools, emptyDatabase } = sqlTestFile(
   (server) => {
     pg = server
   },
   { own: true },
 )
-
-/**
- * The databases `replica()` and `twoReplicas()` took for the test running: empty and migrated when taken
- * (`reusedDatabase`), emptied again after it for the next test (`recycle`), once its stores are closed (the afterEach
- * of `sqlTestFile`, registered before this one, runs first). A new database each time (a copy of a template, its
- * migrations run) costs PostgreSQL about twice as much. Tests that look at the schema or the rows take a new one.
- */
-const taken: string[] = []
-async function emptyDatabase(): Promise<string> {
-  const database = await pg.reusedDatabase()
-  taken.push(database)
-  return database
-}
-afterEach(async () => {
-  for (const database of taken.splice(0)) await pg.recycle(database)
-})
 
 /** A store over `database` (by default an empty one, see {@link emptyDatabase}), closed after the test: one replica. */
 async function replica(database?: string, options: SqlStoreOptions = {}): Promise<SqlStore> {
