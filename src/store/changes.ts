@@ -101,8 +101,8 @@ export class ChangeHub implements Changes {
    * with whatever else this turn publishes: the write that made the change is answered first. A thousand streams
    * take a few hundred microseconds to be handed a change, which a create waited for before its 201 when they were
    * told at once (`bun bench/events.ts`). A timer, not `setImmediate`: Bun sends an async handler's answer after the
-   * immediate queue has run, so work queued there still delays the 201; a timer's comes after it is sent. A reset empties the window: it is not given as a missed change, and an id
-   * from before it is unknown from now on.
+   * immediate queue has run, so work queued there still delays the 201; a timer's comes after it is sent. A reset
+   * empties the window: it is not given as a missed change, and an id from before it is unknown from now on.
    */
   publish(event: ChangeEvent): void {
     if (event.change.kind === 'reset') {
