@@ -80,9 +80,17 @@ interface StartOptions {
 }
 
 /**
- * Spawns the executable with `args`, its output piped, in a clean environment plus `env`, in `cwd` or else in a
- * throw-away directory of its own, removed once it exits: what it writes where it runs (without `--data`, its
- * default data file `./data/db.json`) never lands in the repository, nor in another test's way.
+ * The connections a test's executable keeps to a database, unless the test says otherwise (`--db-pool`, or
+ * `ROCK_LEGENDS_DB_POOL` in `env`). Bun.SQL opens every connection of a pool at its first query, and PostgreSQL starts
+ * a process for each (about 6 ms of its CPU here): at the default of ten, the executables of a run started some 1,500
+ * of them, most never used by a test that sends a few requests.
+ */
+const TEST_DB_POOL = '2'
+
+/**
+ * Spawns the executable with `args`, its output piped, in a clean environment plus `env` (and {@link TEST_DB_POOL}), in
+ * `cwd` or else in a throw-away directory of its own, removed once it exits: what it writes where it runs (without
+ * `--data`, its default data file `./data/db.json`) never lands in the repository, nor in another test's way.
  */
 async function spawnBinary(args: string[], { cwd, env = {}, wrapper = [] }: StartOptions) {
   const own = cwd === undefined ? tempDir('rock-legends-cwd-') : undefined
@@ -90,7 +98,7 @@ async function spawnBinary(args: string[], { cwd, env = {}, wrapper = [] }: Star
   if (own) chmodSync(own, 0o755)
   const child = spawn([...wrapper, await ensureBinary(), ...args], {
     cwd: cwd ?? own,
-    env: { PATH: process.env.PATH ?? '', ...env },
+    env: { PATH: process.env.PATH ?? '', ROCK_LEGENDS_DB_POOL: TEST_DB_POOL, ...env },
     stdin: 'ignore',
     stdout: 'pipe',
     stderr: 'pipe',
