@@ -99,14 +99,15 @@ export function testStore(): Store {
   database.catch(() => {})
   const ready = (async () => {
     const { openSqlStore } = await import('../../src/store/sql/sql-store.ts')
-    // Two connections at most, closed after a second idle; and closed for good when the test ends, below.
-    return openSqlStore((await postgres).url(await database), { pool: 2, waitMs: 5000, idleTimeoutMs: 1000 })
+    const server = await postgres
+    const name = await database
+    // Over the pool this process keeps for that database: the next test's store there uses the same connections.
+    return openSqlStore(server.url(name), { pool: 2, waitMs: 5000, over: await server.storePool(name) })
   })()
   // A store opened by a test is closed once that test has finished (a test's app lives as long as the test wants it).
-  // Each store also keeps a connection that LISTENs for the changes of other replicas, and reads them every second:
-  // left open, the stores of finished tests would hold the shared server's connections (it refuses past 600) and keep
-  // it busy. One opened at a file's or a describe's top level (where `onTestFinished` throws) lives as long as the
-  // process. Not in a `beforeAll`: the hook would close it as soon as the `beforeAll` ends.
+  // Each store also reads the changes of other replicas every second: left open, the stores of finished tests would
+  // keep the shared server busy. One opened at a file's or a describe's top level (where `onTestFinished` throws) lives
+  // as long as the process. Not in a `beforeAll`: the hook would close it as soon as the `beforeAll` ends.
   // Once closed, its database is emptied for the next test of this process (a new copy costs the server far more).
   try {
     onTestFinished(async () => {

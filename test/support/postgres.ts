@@ -146,6 +146,12 @@ export interface TestPostgres {
    */
   recycle(database: string): Promise<void>
   /**
+   * A pool to `database` as a store of the contract suite opens it (two connections, waiting up to 5 s), kept open for
+   * every store opened `over` it: Bun.SQL opens each connection of a pool at once (and one more to LISTEN), and a
+   * connection costs the server a process of its own, about 6 ms of its CPU, which a store per test paid three times.
+   */
+  storePool(database: string): Promise<SQL>
+  /**
    * Stops the server: fast (`-m fast`) or as a crash (`immediate`). Only a server of {@link ownPostgres}: the run's
    * shared server refuses, since other workers' tests are using it.
    */
@@ -318,6 +324,7 @@ async function use(location: ServerLocation, owned: boolean): Promise<TestPostgr
   const reusable: string[] = []
   // A connection per reused database, kept open for its next emptying: opening one each time started a backend.
   const emptiers = new Map<string, SQL>()
+  const storePools = new Map<string, Promise<SQL>>()
   const copy = async (template: string) => {
     count += 1
     // The pid tells apart the databases of the processes that share a server.
@@ -342,6 +349,16 @@ async function use(location: ServerLocation, owned: boolean): Promise<TestPostgr
       }
       await sql.unsafe(EMPTY_DATABASE)
       reusable.push(database)
+    },
+    storePool(database) {
+      let pool = storePools.get(database)
+      if (!pool) {
+        pool = import('../../src/store/sql/sql-store.ts').then(({ connectStorePool }) =>
+          connectStorePool(url(database), { pool: 2, waitMs: 5000 }),
+        )
+        storePools.set(database, pool)
+      }
+      return pool
     },
     stop(mode = 'fast') {
       if (!owned) refuse()

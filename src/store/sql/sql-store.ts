@@ -78,17 +78,42 @@ export interface SqlStoreOptions {
   changes?: SqlChangesOptions
   /** The longest the write batcher waits for more inserts while another replica writes, in ms (writes.ts). */
   gatherMs?: number
+  /**
+   * A pool made by {@link connectStorePool}, to open the store over instead of connecting: its caller's, which
+   * closing the store leaves open for the next store it opens there (the contract suite over PostgreSQL, a store per
+   * test). `pool`, `waitMs`, `statementTimeoutMs` and `connectTimeoutMs` are then the pool's.
+   */
+  over?: SQL
 }
 
 /**
- * Opens the store over the database at `url`: connects (waiting up to `waitMs` for it), brings the schema to this
- * build's version (one replica migrates, the others wait), and makes sure the tallies' stripes exist. Every
- * connection runs with `statement_timeout` (a startup parameter of each connection, so it holds on every one the pool
- * opens).
+ * Opens the store over the database at `url`: connects ({@link connectStorePool}, waiting up to `waitMs` for it, or
+ * takes the pool `over`), brings the schema to this build's version (one replica migrates, the others wait), and
+ * makes sure the tallies' stripes exist.
  */
 export async function openSqlStore(url: string, options: SqlStoreOptions = {}): Promise<SqlStore> {
+  const { waitMs = 10_000, statementTimeoutMs = 5000 } = options
+  const sql = options.over ?? (await connectStorePool(url, options))
+  let changes: SqlChanges
+  try {
+    await migrate(sql, { owner: options.owner ?? `${hostname()}:${process.pid}`, waitMs: Math.max(waitMs, 60_000) })
+    await sql`INSERT INTO rl_tallies ${sql(TALLY_ROWS)} ON CONFLICT (name, stripe) DO NOTHING`
+    changes = await SqlChanges.open(sql, options.changes)
+  } catch (error) {
+    if (!options.over) await sql.close().catch(() => {})
+    throw storeError(error, describeTarget(url))
+  }
+  return new SqlStore(sql, url, { ...options, statementTimeoutMs }, changes)
+}
+
+/**
+ * The pool {@link openSqlStore} connects with: `pool` connections to `url`, each with `statement_timeout` (a startup
+ * parameter of each connection, so it holds on every one the pool opens), tried for up to `waitMs`. Bun.SQL opens
+ * all of them at the first query.
+ */
+export function connectStorePool(url: string, options: SqlStoreOptions = {}): Promise<SQL> {
   const { pool = 10, waitMs = 10_000, statementTimeoutMs = 5000, connectTimeoutMs = 3000 } = options
-  const sql = await connectSql(url, {
+  return connectSql(url, {
     pool,
     waitMs,
     connectTimeoutMs: Math.min(connectTimeoutMs, waitMs),
@@ -99,16 +124,6 @@ export async function openSqlStore(url: string, options: SqlStoreOptions = {}): 
       idle_in_transaction_session_timeout: Math.max(2 * statementTimeoutMs, 10_000),
     },
   })
-  let changes: SqlChanges
-  try {
-    await migrate(sql, { owner: options.owner ?? `${hostname()}:${process.pid}`, waitMs: Math.max(waitMs, 60_000) })
-    await sql`INSERT INTO rl_tallies ${sql(TALLY_ROWS)} ON CONFLICT (name, stripe) DO NOTHING`
-    changes = await SqlChanges.open(sql, options.changes)
-  } catch (error) {
-    await sql.close().catch(() => {})
-    throw storeError(error, describeTarget(url))
-  }
-  return new SqlStore(sql, url, { ...options, statementTimeoutMs }, changes)
 }
 
 /**
@@ -152,6 +167,8 @@ export class SqlStore implements Store {
     this.read(() => fetchCredentials(this.sql, hashes)),
   )
   private closed = false
+  /** Whether `close()` closes the pool: not one the store was opened `over`. */
+  private readonly ownsPool: boolean
   private readonly poolSize: number
   /** Counted only once instrumented (`--metrics`). */
   private metrics: StoreMetrics | undefined
@@ -168,6 +185,7 @@ export class SqlStore implements Store {
     readonly changes: SqlChanges,
   ) {
     this.target = describeTarget(url)
+    this.ownsPool = options.over === undefined
     this.poolSize = options.pool ?? 10
     // A statement the server did not cancel in time: the connection itself is stuck (a network that went silent).
     this.deadlineMs = (options.statementTimeoutMs ?? 5000) + 1000
@@ -498,6 +516,7 @@ export class SqlStore implements Store {
     clearInterval(this.timer)
     this.changes.end()
     await this.writes.flush().catch(() => {})
+    if (!this.ownsPool) return
     await this.sql.close()
   }
 }
