@@ -13,7 +13,7 @@
  * where they fail (`.ci/run` installs the package).
  */
 import { afterAll, afterEach, beforeAll } from 'bun:test'
-import { chownSync, existsSync, mkdtempSync, readdirSync } from 'node:fs'
+import { chownSync, existsSync, mkdtempSync, readdirSync, renameSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { SQL, spawnSync } from 'bun'
@@ -147,8 +147,9 @@ export interface TestPostgres {
   recycle(database: string): Promise<void>
   /**
    * A pool to `database` as a store of the contract suite opens it (two connections, waiting up to 5 s), kept open for
-   * every store opened `over` it: Bun.SQL opens each connection of a pool at once (and one more to LISTEN), and a
-   * connection costs the server a process of its own, about 6 ms of its CPU, which a store per test paid three times.
+   * every store opened `over` it, with its connection that LISTENs: Bun.SQL opens each connection of a pool at once
+   * (and one more to LISTEN), and a connection costs the server a process of its own, which a store per test paid three
+   * times.
    */
   storePool(database: string): Promise<SQL>
   /**
@@ -248,42 +249,55 @@ export async function startSharedPostgres(): Promise<{ env: string; stop(): void
 const serverOptions = ({ dir, port, tls }: ServerLocation) =>
   `-k ${dir} -p ${port} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=600${tls ? ' -c ssl=on' : ''}`
 
+/**
+ * A cluster as `initdb` makes it, with a throw-away self-signed certificate for TLS on TCP (so that `sslmode=require`
+ * can be tested for real; without `openssl` on the machine, none): made once per machine and PostgreSQL build, in
+ * the temporary directory, and copied for every server the tests start. A copy costs a tenth of a second; `initdb`
+ * and an RSA key cost the server's first second of CPU, for each of the run's servers (its shared one, and those of
+ * the files that stop theirs).
+ */
+function pristineCluster(bin: string): string {
+  // No fsync: what the tests check is the service's behaviour over SQL, not PostgreSQL's own durability.
+  const options = ['-A', 'trust', '-U', ROLE, '--no-sync', '-E', 'UTF8', '--locale=C.UTF-8']
+  const made = Bun.hash([bin, ...options].join(' ')).toString(36)
+  const cached = join(tmpdir(), `rock-legends-pg-pristine-${process.getuid?.() ?? 0}-${made}`)
+  if (existsSync(join(cached, 'PG_VERSION'))) return cached
+  const building = mkdtempSync(join(tmpdir(), 'rl-pg-pristine-'))
+  if (process.getuid?.() === 0) {
+    const user = run('/usr/bin', 'id', ['-u', 'postgres'], true).stdout.toString().trim()
+    chownSync(building, Number(user), Number(user))
+  }
+  const data = join(building, 'data')
+  run(bin, 'initdb', ['-D', data, ...options])
+  if (Bun.which('openssl')) {
+    const key = join(data, 'server.key')
+    const certificate = ['-days', '3650', '-subj', '/CN=localhost', '-keyout', key, '-out', join(data, 'server.crt')]
+    const signed = run('/usr/bin', 'openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', ...certificate], false)
+    if (signed.exitCode !== 0 || run('/usr/bin', 'chmod', ['600', key], false).exitCode !== 0)
+      rmSync(join(data, 'server.crt'), { force: true })
+  }
+  // Whole or not at all: another process may be making the same one, and the first to finish keeps its own.
+  try {
+    renameSync(data, cached)
+  } catch {}
+  rmSync(building, { recursive: true, force: true })
+  return cached
+}
+
 /** Starts a server on this machine and its template database; a watchdog stops it once `owner` is gone. */
 async function launch(owner: number): Promise<ServerLocation> {
   const bin = binaries()
   if (!bin) throw new Error(postgresAvailable())
+  const pristine = pristineCluster(bin)
   const dir = mkdtempSync(join(tmpdir(), 'rl-pg-'))
   if (process.getuid?.() === 0) {
     const user = run('/usr/bin', 'id', ['-u', 'postgres'], true).stdout.toString().trim()
     chownSync(dir, Number(user), Number(user))
   }
   const data = join(dir, 'data')
-  // No fsync: what the tests check is the service's behaviour over SQL, not PostgreSQL's own durability.
-  run(bin, 'initdb', ['-D', data, '-A', 'trust', '-U', ROLE, '--no-sync', '-E', 'UTF8', '--locale=C.UTF-8'])
+  run('/usr/bin', 'cp', ['-a', pristine, data])
   const port = freePort()
-  // TLS on TCP, with a throw-away self-signed certificate, so that `sslmode=require` can be tested for real.
-  const tls = Bun.which('openssl')
-    ? run(
-        '/usr/bin',
-        'openssl',
-        [
-          'req',
-          '-x509',
-          '-newkey',
-          'rsa:2048',
-          '-nodes',
-          '-days',
-          '1',
-          '-subj',
-          '/CN=localhost',
-          '-keyout',
-          join(data, 'server.key'),
-          '-out',
-          join(data, 'server.crt'),
-        ],
-        false,
-      ).exitCode === 0 && run('/usr/bin', 'chmod', ['600', join(data, 'server.key')], false).exitCode === 0
-    : false
+  const tls = existsSync(join(data, 'server.crt'))
   const location: ServerLocation = { bin, dir, port, tls }
   run(bin, 'pg_ctl', ['-D', data, '-l', join(dir, 'log'), '-o', serverOptions(location), '-w', 'start'])
   // `bun test` runs no 'exit' handlers, and a run that is killed runs none either: a watchdog outlives the owner by
@@ -353,9 +367,13 @@ async function use(location: ServerLocation, owned: boolean): Promise<TestPostgr
     storePool(database) {
       let pool = storePools.get(database)
       if (!pool) {
-        pool = import('../../src/store/sql/sql-store.ts').then(({ connectStorePool }) =>
-          connectStorePool(url(database), { pool: 2, waitMs: 5000 }),
-        )
+        pool = import('../../src/store/sql/sql-store.ts').then(async ({ connectStorePool }) => {
+          const sql = await connectStorePool(url(database), { pool: 2, waitMs: 5000 })
+          // Bun.SQL LISTENs on a connection of its own, closed with the pool's last subscription: one kept here keeps
+          // it open for the stores' own, which would otherwise start a server process per test.
+          await sql.listen('rl_test_kept', () => {})
+          return sql
+        })
         storePools.set(database, pool)
       }
       return pool
