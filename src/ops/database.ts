@@ -42,10 +42,13 @@ export async function otherSessions(url: string, settleMs = 0): Promise<Session[
   }
 }
 
-/** Opens the database at `url` as a store of two connections (migrated to this build's schema, as a replica would). */
+/**
+ * Opens the database at `url` as a store for one command (migrated to this build's schema, as a replica would): one
+ * connection, which its one transaction at a time needs, and no LISTEN for changes it will never serve.
+ */
 export async function openDatabase(url: string): Promise<SqlStore> {
   const { openSqlStore } = await import('../store/sql/sql-store.ts')
-  return openSqlStore(url, { pool: 2 })
+  return openSqlStore(url, { pool: 1, changes: { follow: false } })
 }
 
 /** Everything the database holds, in one REPEATABLE READ transaction (`snapshot()`): consistent under any load. */

@@ -111,6 +111,12 @@ function eventOf(row: Record<string, unknown>): ChangeEvent {
 
 /** How the feed reads. */
 export interface SqlChangesOptions {
+  /**
+   * Whether to read on every wake-up and every `pollMs`, LISTENing on a connection of its own: as a replica serving
+   * streams does (the default). `false` for a command that reads or replaces the data and exits (src/ops/database.ts):
+   * it never waits for a change, and a connection of the database's is one process on its server.
+   */
+  follow?: boolean
   /** The longest a change waits to be read when no wake-up comes; 1 second. */
   pollMs?: number
   /** How often a replica prunes the table to the window; 1 minute. */
@@ -158,12 +164,12 @@ export class SqlChanges implements Changes {
 
   /**
    * Opens the feed over `sql`: loads the window from the table (so a client may come back to a replica that started
-   * since), then reads on every wake-up and every `pollMs`.
+   * since), then reads on every wake-up and every `pollMs` (unless `follow` is false).
    */
   static async open(sql: SQL, options: SqlChangesOptions = {}, report: (error: unknown) => void = () => {}) {
     const changes = new SqlChanges(sql, options, report)
     await changes.load()
-    changes.follow()
+    if (options.follow !== false) changes.follow()
     return changes
   }
 
