@@ -17,28 +17,23 @@ const KEY = 'text-fields-key'
 const DETAIL = 'must not contain U+0000 or an unpaired UTF-16 surrogate'
 const skipSql = skipWithoutPostgres()
 
-/** The SQL stores the test running opened, each with its database: closed after it, the database emptied for the next. */
-const opened: { store: Store & { close(): Promise<unknown> }; database: string }[] = []
+/** The SQL stores the test running opened: closed after it, then their databases emptied for the next. */
+const opened: (Store & { close(): Promise<unknown> })[] = []
 afterEach(async () => {
-  for (const { store, database } of opened.splice(0)) {
-    await store.close()
-    await (await testPostgres()).recycle(database)
-  }
+  for (const store of opened.splice(0)) await store.close()
 })
 
 /**
  * The stores compared: memory always, PostgreSQL where the machine has it (always under CI), over an empty, migrated
- * database (`reusedDatabase`: one an earlier test emptied, else a copy of a migrated template; the rule, not the
- * migrations, is under test).
+ * database (`emptyDatabase`; the rule, not the migrations, is under test).
  */
 async function stores(): Promise<[string, Store][]> {
   const all: [string, Store][] = [['memory', openMemoryStore()]]
   if (!skipSql) {
     const postgres = await testPostgres()
     const { openSqlStore } = await import('../../src/store/sql/sql-store.ts')
-    const database = await postgres.reusedDatabase()
-    const store = await openSqlStore(postgres.url(database), { pool: 2 })
-    opened.push({ store, database })
+    const store = await openSqlStore(postgres.url(await postgres.emptyDatabase()), { pool: 2 })
+    opened.push(store)
     all.push(['postgres', store])
   }
   return all

@@ -5,7 +5,7 @@
  * command reads the database in one consistent transaction while replicas serve it). The route itself needs a
  * service key.
  */
-import { afterAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { decodeBackup } from '../../src/ops/backup-format.ts'
@@ -106,19 +106,11 @@ describe('a backup of a running server', () => {
 
 describe.skipIf(skipWithoutPostgres())('a backup of a database that replicas serve', () => {
   let postgres: TestPostgres
-  /**
-   * The database taken: with the schema and no rows (`reusedDatabase`: one an earlier test emptied, else a copy of a
-   * migrated template), the same start as a new copy the replicas migrate, for less of PostgreSQL's work; emptied
-   * again once the replicas over it have stopped (after the test's afterEach) for a later test (`recycle`).
-   */
-  const databases: string[] = []
-  afterAll(async () => {
-    for (const database of databases.splice(0)) await postgres.recycle(database)
-  })
   test('is one consistent read under writes on two replicas: nothing acknowledged before is missing', async () => {
     postgres ??= await testPostgres()
-    const database = await postgres.reusedDatabase()
-    databases.push(database)
+    // With the schema and no rows: the same start as a new copy the replicas migrate, for less of PostgreSQL's work;
+    // emptied for a later test once the replicas over it have stopped (after the test's afterEach).
+    const database = await postgres.emptyDatabase()
     const url = postgres.url(database)
     const a = await serve(url, ['--seed'])
     const b = await serve(url)

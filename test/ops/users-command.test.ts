@@ -223,20 +223,14 @@ beforeAll(async () => {
 })
 
 describe.skipIf(skipSql)('rock-legends users over PostgreSQL: the database directly', () => {
-  /**
-   * The database the test took: empty and migrated (`reusedDatabase`: one an earlier test emptied, else a copy of a
-   * migrated template), the same start as a new copy its replicas migrate, for less of PostgreSQL's work; emptied
-   * again for the next test (`recycle`) once the replicas over it have stopped.
-   */
-  const taken: string[] = []
+  // The replicas stopped after their test; its database is emptied for the next test once they have (`emptyDatabase`:
+  // the same start as a new copy its replicas migrate, for less of PostgreSQL's work).
   afterEach(async () => {
     for (const server of running.splice(0)) await server.stop()
-    for (const database of taken.splice(0)) await pg.recycle(database)
   })
 
   test('with replicas running, a change made in the database holds on each at its next request', async () => {
-    const database = await pg.reusedDatabase()
-    taken.push(database)
+    const database = await pg.emptyDatabase()
     const url = pg.url(database)
     const [a, b] = [await start(['--data', url]), await start(['--data', url])]
     const added = await users(['add', '--email', 'ana@rock-legends.com', '--name', 'Ana', '--data', url, '--json'])

@@ -16,25 +16,19 @@ let postgres: TestPostgres
 const running: RunningBinary[] = []
 const streams: SseReader[] = []
 
-/** The databases the test running took, emptied for the next test (`recycle`) once its replicas have stopped. */
-const taken: string[] = []
-
+// The replicas stopped after their test; its database is emptied for the next test once they have (`emptyDatabase`).
 afterEach(async () => {
   await Promise.all(streams.splice(0).map((stream) => stream.close()))
   await Promise.all(running.splice(0).map((replica) => replica.stop().catch(() => 0)))
-  for (const database of taken.splice(0)) await postgres.recycle(database)
 })
 
 /**
- * Starts `count` replicas over a database of the test's own with the schema and no rows (`reusedDatabase`: one an
- * earlier test emptied, else a copy of a migrated template): the same start as a new copy they migrate, for far less
- * of PostgreSQL's work; the events, not the migrations, are under test.
+ * Starts `count` replicas over a database of the test's own with the schema and no rows (`emptyDatabase`): the same
+ * start as a new copy they migrate, for far less of PostgreSQL's work; the events, not the migrations, are under test.
  */
 async function replicas(count: number) {
   postgres ??= await testPostgres()
-  const database = await postgres.reusedDatabase()
-  taken.push(database)
-  const url = postgres.url(database)
+  const url = postgres.url(await postgres.emptyDatabase())
   const started = await Promise.all(
     Array.from({ length: count }, () => startBinary(['--data', url, '--port', '0', '--api-key', KEY, '--log', 'off'])),
   )

@@ -17,24 +17,19 @@ const SEEDED_ARTISTS = 32
 let postgres: TestPostgres
 const running: RunningBinary[] = []
 
-/** The databases the test running took with {@link database}, given back emptied once its replicas have stopped. */
-const taken: string[] = []
-
+// The replicas stopped after their test; its database is emptied for the next test once they have (`emptyDatabase`).
 afterEach(async () => {
   await Promise.all(running.splice(0).map((replica) => replica.stop().catch(() => 0)))
-  for (const name of taken.splice(0)) await postgres.recycle(name)
 })
 
 /**
  * A database and its URL (over the unix socket): by default one with the schema and no rows, as a replica that
- * migrated an empty database leaves it (`reusedDatabase`: one an earlier test emptied, else a copy of a migrated
- * template), which costs PostgreSQL far less than a new copy its replicas then migrate; emptied again after the test
- * (`recycle`). `{ empty: true }`: a brand-new database without the schema, for the test of who migrates it.
+ * migrated an empty database leaves it (`emptyDatabase`), which costs PostgreSQL far less than a new copy its replicas
+ * then migrate. `{ empty: true }`: a brand-new database without the schema, for the test of who migrates it.
  */
 async function database({ empty = false } = {}) {
   postgres ??= await testPostgres()
-  const name = empty ? await postgres.freshDatabase() : await postgres.reusedDatabase()
-  if (!empty) taken.push(name)
+  const name = empty ? await postgres.freshDatabase() : await postgres.emptyDatabase()
   return { name, url: postgres.url(name) }
 }
 

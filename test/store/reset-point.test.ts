@@ -12,29 +12,20 @@ import { skipWithoutPostgres, type TestPostgres, testPostgres } from '../support
 const skip = skipWithoutPostgres()
 let pg: TestPostgres
 const opened: SqlStore[] = []
-/** The databases the test running took with {@link emptyDatabase}. */
-const taken: string[] = []
-
 // The run's shared server (this file never stops it), not one of this process's own.
 beforeAll(async () => {
   if (!skip) pg = await testPostgres()
 })
-// The stores closed after their test, then its databases emptied for the next test's (`recycle`).
+// The stores closed after their test; its databases are emptied for the next test's once they are (`emptyDatabase`).
 afterEach(async () => {
   await Promise.all(opened.splice(0).map((store) => store.close().catch(() => {})))
-  for (const database of taken.splice(0)) await pg.recycle(database)
 })
 
 /**
- * A database of the test's own with the schema and no rows (`reusedDatabase`: one an earlier test emptied, else a copy
- * of a migrated template): the same start as a new copy its first store migrates, for far less of PostgreSQL's work;
- * the snapshots, not the migrations, are under test.
+ * A database of the test's own with the schema and no rows: the same start as a new copy its first store migrates,
+ * for far less of PostgreSQL's work; the snapshots, not the migrations, are under test.
  */
-async function emptyDatabase(): Promise<string> {
-  const database = await pg.reusedDatabase()
-  taken.push(database)
-  return database
-}
+const emptyDatabase = () => pg.emptyDatabase()
 
 async function sqlStore(database: string): Promise<SqlStore> {
   const store = await openSqlStore(pg.url(database), { pool: 2, waitMs: 5000 })

@@ -12,7 +12,7 @@
  * Without PostgreSQL on the machine, `postgresAvailable()` says why; the tests skip then, except under `CI=true`,
  * where they fail (`.ci/run` installs the package).
  */
-import { afterAll, afterEach, beforeAll } from 'bun:test'
+import { afterAll, afterEach, beforeAll, onTestFinished } from 'bun:test'
 import { chownSync, existsSync, mkdtempSync, readdirSync, renameSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -93,7 +93,6 @@ export function sqlTestFile(take: (server: TestPostgres) => void, options: { own
   let server: TestPostgres | undefined
   const opened: { close(): Promise<unknown> }[] = []
   const pools: SQL[] = []
-  const taken: string[] = []
   beforeAll(async () => {
     if (skip) return
     server = await (options.own ? ownPostgres() : testPostgres())
@@ -102,16 +101,13 @@ export function sqlTestFile(take: (server: TestPostgres) => void, options: { own
   afterEach(async () => {
     if (options.own) server?.start()
     await Promise.all(opened.splice(0).map((store) => store.close().catch(() => {})))
-    for (const database of taken.splice(0)) await server?.recycle(database)
   })
   afterAll(async () => {
     await Promise.all(pools.splice(0).map((sql) => sql.close()))
   })
   const emptyDatabase = async (): Promise<string> => {
     if (!server) throw new Error('emptyDatabase() is for the tests of a file that has PostgreSQL (see `skip`)')
-    const database = await server.reusedDatabase()
-    taken.push(database)
-    return database
+    return server.emptyDatabase()
   }
   return { skip, opened, pools, emptyDatabase }
 }
@@ -145,6 +141,12 @@ export interface TestPostgres {
    * closed.
    */
   recycle(database: string): Promise<void>
+  /**
+   * A {@link reusedDatabase} for the test running, given back to {@link recycle} once the test has finished: after its
+   * `afterEach` hooks, which close the stores and stop the executables over it (`onTestFinished` runs last). Only
+   * inside a test.
+   */
+  emptyDatabase(): Promise<string>
   /**
    * A pool to `database` as a store of the contract suite opens it (two connections, waiting up to 5 s), kept open for
    * every store opened `over` it, with its connection that LISTENs: Bun.SQL opens each connection of a pool at once
@@ -345,7 +347,8 @@ async function use(location: ServerLocation, owned: boolean): Promise<TestPostgr
     await admin.unsafe(`CREATE DATABASE ${name} TEMPLATE ${template}`)
     return name
   }
-  return {
+  const reusedDatabase = async () => reusable.pop() ?? copy(MIGRATED)
+  const server: TestPostgres = {
     socketDir: dir,
     port,
     url,
@@ -353,7 +356,12 @@ async function use(location: ServerLocation, owned: boolean): Promise<TestPostgr
     tls,
     freshDatabase: () => copy(TEMPLATE),
     migratedDatabase: () => copy(MIGRATED),
-    reusedDatabase: async () => reusable.pop() ?? copy(MIGRATED),
+    reusedDatabase,
+    async emptyDatabase() {
+      const database = await reusedDatabase()
+      onTestFinished(() => server.recycle(database))
+      return database
+    },
     async recycle(database) {
       let sql = emptiers.get(database)
       if (!sql) {
@@ -388,4 +396,5 @@ async function use(location: ServerLocation, owned: boolean): Promise<TestPostgr
       run(bin, 'pg_ctl', ['-D', data, '-l', join(dir, 'log'), '-o', serverOptions(location), '-w', 'start'])
     },
   }
+  return server
 }

@@ -22,28 +22,21 @@ const stores: SqlStore[] = []
 beforeAll(async () => {
   if (!skip) pg = await testPostgres()
 })
-/** The databases the test running took with {@link database} or {@link emptyDatabase}. */
-const taken: string[] = []
 /** The pools made to each database, kept for the next test that takes it: a new pool starts new backends. */
 const kept = new Map<string, SQL[]>()
-// The stores closed after their test, then its databases emptied for the next test's (`recycle`).
+// The stores closed after their test; its databases are emptied for the next test's once they are (`emptyDatabase`).
 afterEach(async () => {
   await Promise.all(stores.splice(0).map((store) => store.close()))
-  for (const name of taken.splice(0)) await pg.recycle(name)
 })
 afterAll(async () => {
   await Promise.all(open.map((sql) => sql.close()))
 })
 
 /**
- * A database of the test's own with the schema and no rows (`reusedDatabase`: one an earlier test emptied, else a copy
- * of a migrated template): the same start as a new copy migrated, for far less of PostgreSQL's work.
+ * A database of the test's own with the schema and no rows: the same start as a new copy migrated, for far less of
+ * PostgreSQL's work.
  */
-async function emptyDatabase(): Promise<string> {
-  const name = await pg.reusedDatabase()
-  taken.push(name)
-  return name
-}
+const emptyDatabase = () => pg.emptyDatabase()
 
 /** Pools of their own to an empty, migrated database ({@link emptyDatabase}), as replicas have. */
 async function database(pools = 1): Promise<SQL[]> {

@@ -70,21 +70,15 @@ describe('ReadBatcher', () => {
 
 const skip = skipWithoutPostgres()
 const opened: SqlStore[] = []
-/**
- * The databases the test running took: empty and migrated when taken (`reusedDatabase`: one an earlier test emptied,
- * else a copy of a migrated template), emptied again after it once its stores are closed (`recycle`). The reads, not
- * the migrations, are under test: a new copy of a template, migrated, costs PostgreSQL far more.
- */
-const taken: string[] = []
 afterEach(async () => {
   await Promise.all(opened.splice(0).map((store) => store.close()))
-  for (const database of taken.splice(0)) await (await testPostgres()).recycle(database)
 })
-async function emptyDatabase(): Promise<string> {
-  const database = await (await testPostgres()).reusedDatabase()
-  taken.push(database)
-  return database
-}
+/**
+ * A database for the test running, empty and migrated, emptied again after it once its stores are closed
+ * (`emptyDatabase`). The reads, not the migrations, are under test: a new copy of a template, migrated, costs
+ * PostgreSQL far more.
+ */
+const emptyDatabase = async () => (await testPostgres()).emptyDatabase()
 
 describe.skipIf(skip)('SqlStore: reads by id over PostgreSQL', () => {
   test('many gets at once: each gets its own record, unknown and invalid ids undefined', async () => {
