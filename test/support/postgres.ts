@@ -251,6 +251,16 @@ export async function startSharedPostgres(): Promise<{ env: string; stop(): void
 const serverOptions = ({ dir, port, tls }: ServerLocation) =>
   `-k ${dir} -p ${port} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=600${tls ? ' -c ssl=on' : ''}`
 
+/** A new temporary directory for PostgreSQL's files: the `postgres` user's when this process is root (as `run` is). */
+function serverDirectory(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix))
+  if (process.getuid?.() === 0) {
+    const user = run('/usr/bin', 'id', ['-u', 'postgres'], true).stdout.toString().trim()
+    chownSync(dir, Number(user), Number(user))
+  }
+  return dir
+}
+
 /**
  * A cluster as `initdb` makes it, with a throw-away self-signed certificate for TLS on TCP (so that `sslmode=require`
  * can be tested for real; without `openssl` on the machine, none): made once per machine and PostgreSQL build, in
@@ -263,11 +273,7 @@ function pristineCluster(bin: string): string {
   const made = Bun.hash([bin, ...options].join(' ')).toString(36)
   const cached = join(tmpdir(), `rock-legends-pg-pristine-${process.getuid?.() ?? 0}-${made}`)
   if (existsSync(join(cached, 'PG_VERSION'))) return cached
-  const building = mkdtempSync(join(tmpdir(), 'rl-pg-pristine-'))
-  if (process.getuid?.() === 0) {
-    const user = run('/usr/bin', 'id', ['-u', 'postgres'], true).stdout.toString().trim()
-    chownSync(building, Number(user), Number(user))
-  }
+  const building = serverDirectory('rl-pg-pristine-')
   const data = join(building, 'data')
   run(bin, 'initdb', ['-D', data, ...options])
   if (Bun.which('openssl')) {
@@ -290,11 +296,7 @@ async function launch(owner: number): Promise<ServerLocation> {
   const bin = binaries()
   if (!bin) throw new Error(postgresAvailable())
   const pristine = pristineCluster(bin)
-  const dir = mkdtempSync(join(tmpdir(), 'rl-pg-'))
-  if (process.getuid?.() === 0) {
-    const user = run('/usr/bin', 'id', ['-u', 'postgres'], true).stdout.toString().trim()
-    chownSync(dir, Number(user), Number(user))
-  }
+  const dir = serverDirectory('rl-pg-')
   const data = join(dir, 'data')
   run('/usr/bin', 'cp', ['-a', pristine, data])
   const port = freePort()
