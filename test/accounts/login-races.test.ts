@@ -166,20 +166,12 @@ beforeAll(async () => {
 describe.skipIf(skip)('over PostgreSQL', () => {
   const urls = new WeakMap<Store, string>()
   /**
-   * The databases the test running took: with the schema and no rows (`reusedDatabase`: one an earlier test emptied,
-   * else a copy of a migrated template), the same start as a new copy migrated, for far less of PostgreSQL's work;
-   * emptied again for the next test (`recycle`) once the suite's own afterEach (an inner one, so run first) has closed
-   * its stores.
+   * The database of the test running: with the schema and no rows (`emptyDatabase`), the same start as a new copy
+   * migrated, for far less of PostgreSQL's work; emptied again once the suite's afterEach has closed its stores.
    */
-  const taken: string[] = []
-  afterEach(async () => {
-    for (const database of taken.splice(0)) await pg.recycle(database)
-  })
   const open = async () => {
     const { openSqlStore } = await import('../../src/store/sql/sql-store.ts')
-    const database = await pg.reusedDatabase()
-    taken.push(database)
-    const url = pg.url(database)
+    const url = pg.url(await pg.emptyDatabase())
     const store = await openSqlStore(url, { pool: 3 })
     urls.set(store, url)
     return store

@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, test } from 'bun:test'
+import { afterAll, afterEach, describe, expect, test } from 'bun:test'
 import { connect } from 'node:net'
 import { networkInterfaces } from 'node:os'
 import { ACCOUNT_LIMITS } from '../../src/accounts/service.ts'
@@ -115,22 +115,15 @@ const skipSql = skipWithoutPostgres()
 
 describe.skipIf(skipSql)('over PostgreSQL, two replicas count the failures together', () => {
   const stores: SqlStore[] = []
-  /**
-   * The database taken: with the schema and no rows (`reusedDatabase`: one an earlier test emptied, else a copy of a
-   * migrated template), the same start as a new copy migrated, for less of PostgreSQL's work; emptied again once the
-   * stores over it are closed (`recycle`).
-   */
-  const taken: string[] = []
-  afterAll(async () => {
-    await Promise.all(stores.map((store) => store.close()))
-    for (const database of taken.splice(0)) await (await testPostgres()).recycle(database)
+  afterEach(async () => {
+    await Promise.all(stores.splice(0).map((store) => store.close()))
   })
 
   test(`${limit} failures split over two replicas refuse the address on both`, async () => {
     const pg = await testPostgres()
-    const database = await pg.reusedDatabase()
-    taken.push(database)
-    const url = pg.url(database)
+    // With the schema and no rows (`emptyDatabase`), the same start as a new copy migrated, for less of PostgreSQL's
+    // work; emptied again once the stores over it are closed.
+    const url = pg.url(await pg.emptyDatabase())
     const replicas = await Promise.all(
       ['a', 'b'].map(async (owner) => {
         const store = await openSqlStore(url, { pool: 4, waitMs: 5000, owner })

@@ -165,10 +165,8 @@ describe('metrics over PostgreSQL', () => {
   test.skipIf(skip)('commits and the pool in use and waiting are counted', async () => {
     const postgres = await testPostgres()
     // An empty database with the schema, one an earlier test emptied if there is one (no new copy of the template),
-    // emptied again once the store is closed (cleanups run last first).
-    const database = await postgres.reusedDatabase()
-    cleanups.push(() => postgres.recycle(database))
-    const store: Store = await openStore(postgres.url(database), { pool: 2, waitMs: 5000 })
+    // emptied again once the store is closed (after the cleanups).
+    const store: Store = await openStore(postgres.url(await postgres.emptyDatabase()), { pool: 2, waitMs: 5000 })
     cleanups.push(() => store.close())
     const metrics = new Metrics()
     store.instrument?.(metrics.store)

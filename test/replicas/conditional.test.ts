@@ -15,25 +15,19 @@ const asService = { 'x-api-key': KEY, 'content-type': 'application/json' }
 let postgres: TestPostgres
 const running: RunningBinary[] = []
 
-/** The databases the test running took with {@link database}, given back emptied once its replicas have stopped. */
-const taken: string[] = []
-
 afterEach(async () => {
   await Promise.all(running.splice(0).map((replica) => replica.stop().catch(() => 0)))
-  for (const name of taken.splice(0)) await postgres.recycle(name)
 })
 
 /**
  * The URL (over the unix socket) of a database of the test's own, with the schema and no rows, as a replica that
- * migrated an empty database leaves it (`reusedDatabase`: one an earlier test emptied, else a copy of a migrated
+ * migrated an empty database leaves it (`emptyDatabase`: one an earlier test emptied, else a copy of a migrated
  * template): the tags, not the migrations, are under test here, and a new copy its replicas then migrate costs
- * PostgreSQL far more. Emptied again after the test (`recycle`).
+ * PostgreSQL far more. Emptied again once the test's replicas have stopped.
  */
 async function database() {
   postgres ??= await testPostgres()
-  const name = await postgres.reusedDatabase()
-  taken.push(name)
-  return postgres.url(name)
+  return postgres.url(await postgres.emptyDatabase())
 }
 
 /**

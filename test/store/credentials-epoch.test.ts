@@ -202,26 +202,16 @@ beforeAll(async () => {
 
 describe.skipIf(skip)('the SQL store', () => {
   /**
-   * The databases the test running used: empty and migrated when it took them (`reusedDatabase`), emptied again after
-   * it for the next test (`recycle`), its stores closed by then. A new database per test (a copy of a template, its
-   * migrations run) costs PostgreSQL far more, and the epochs are under test here, not the migrations (the last test
-   * below migrates a database of its own).
+   * A database of the test running, empty and migrated (`emptyDatabase`), emptied again once the suite's afterEach has
+   * closed its stores. A new database per test (a copy of a template, its migrations run) costs PostgreSQL far more,
+   * and the epochs are under test here, not the migrations (the last test below migrates a database of its own).
    */
-  const used: string[] = []
-  const reused = async () => {
-    const database = await pg.reusedDatabase()
-    used.push(database)
-    return database
-  }
+  const reused = () => pg.emptyDatabase()
   const open = async () => {
     const { openSqlStore } = await import('../../src/store/sql/sql-store.ts')
     return openSqlStore(pg.url(await reused()), { pool: 3 })
   }
   epochSuite(open)
-  // After the suite's own afterEach (hooks run in the order they are registered), which closes its stores.
-  afterEach(async () => {
-    for (const database of used.splice(0)) await pg.recycle(database)
-  })
 
   const pools: SQL[] = []
   afterAll(async () => {

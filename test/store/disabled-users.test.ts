@@ -127,21 +127,15 @@ beforeAll(async () => {
 
 describe.skipIf(skip)('the SQL store', () => {
   /**
-   * The suite's stores are over databases with the schema and no rows (`reusedDatabase`: one an earlier test emptied,
-   * else a copy of a migrated template), the same start as a new copy migrated, for far less of PostgreSQL's work;
-   * emptied again after the test (`recycle`), its store closed by then. The migration test below takes a new one.
+   * The suite's stores are over databases with the schema and no rows (`emptyDatabase`), the same start as a new copy
+   * migrated, for far less of PostgreSQL's work, emptied again once the test has closed its store. The migration test
+   * below takes a new one.
    */
-  const taken: string[] = []
   const open = async () => {
     const { openSqlStore } = await import('../../src/store/sql/sql-store.ts')
-    const database = await pg.reusedDatabase()
-    taken.push(database)
-    return openSqlStore(pg.url(database), { pool: 2 })
+    return openSqlStore(pg.url(await pg.emptyDatabase()), { pool: 2 })
   }
   operatorSuite(open)
-  afterEach(async () => {
-    for (const database of taken.splice(0)) await pg.recycle(database)
-  })
 
   const pools: SQL[] = []
   afterAll(async () => {

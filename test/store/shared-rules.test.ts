@@ -11,30 +11,26 @@ import { skipWithoutPostgres, type TestPostgres, testPostgres } from '../support
 
 const skip = skipWithoutPostgres()
 let pg: TestPostgres
-/** The SQL stores the test running opened, each with its database. */
-const opened: { store: SqlStore; database: string }[] = []
+/** The SQL stores the test running opened. */
+const opened: SqlStore[] = []
 
 // The run's shared server (this file never stops it), not one of this process's own.
 beforeAll(async () => {
   if (!skip) pg = await testPostgres()
 })
-// Each store closed after its test, then its database emptied for the next test's (`recycle`).
+// Each store closed after its test; its database is emptied then, for the next test's (`emptyDatabase`).
 afterEach(async () => {
-  for (const { store, database } of opened.splice(0)) {
-    await store.close().catch(() => {})
-    await pg.recycle(database)
-  }
+  await Promise.all(opened.splice(0).map((store) => store.close().catch(() => {})))
 })
 
 /**
  * A fresh document store and an empty SQL store, to run the same steps on: the SQL store over a database with the
- * schema and no rows (`reusedDatabase`: one an earlier test emptied, else a copy of a migrated template), the same start
+ * schema and no rows (`emptyDatabase`: one an earlier test emptied, else a copy of a migrated template), the same start
  * as a new copy it migrates, for far less of PostgreSQL's work; the rules, not the migrations, are under test.
  */
 async function bothStores(): Promise<{ document: Store; sql: Store }> {
-  const database = await pg.reusedDatabase()
-  const sql = await openSqlStore(pg.url(database), { pool: 2, waitMs: 5000 })
-  opened.push({ store: sql, database })
+  const sql = await openSqlStore(pg.url(await pg.emptyDatabase()), { pool: 2, waitMs: 5000 })
+  opened.push(sql)
   return { document: openMemoryStore(), sql }
 }
 
