@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
-import { accessibilityProblems } from '../support/axe.ts'
+import { accessibilityProblems, axeOnEveryPage } from '../support/axe.ts'
 import { type RunningBinary, startBinary } from '../support/binary.ts'
 import {
   BROWSER_TEST_TIMEOUT,
@@ -317,6 +317,7 @@ describe.skipIf(missing && !inCi)('the web pages, in headless Chromium against t
       requireChromium()
       const context = await newContext()
       const page = await context.newPage()
+      await axeOnEveryPage(page)
       const paths = [
         '/',
         '/?q=garcia',
