@@ -9,7 +9,7 @@ import { onTestFinished } from 'bun:test'
 import { openMemoryStore } from '../../src/store/document/memory.ts'
 import type { Store } from '../../src/store/store.ts'
 import { deferredLimiter } from './deferred-limiter.ts'
-import { testPostgres } from './postgres.ts'
+import { STORE_POOL, testPostgres } from './postgres.ts'
 
 /** The backends the contract suite runs over. */
 export type Backend = 'memory' | 'postgres'
@@ -102,7 +102,7 @@ export function testStore(): Store {
     const server = await postgres
     const name = await database
     // Over the pool this process keeps for that database: the next test's store there uses the same connections.
-    return openSqlStore(server.url(name), { pool: 2, waitMs: 5000, over: await server.storePool(name) })
+    return openSqlStore(server.url(name), { ...STORE_POOL, over: await server.storePool(name) })
   })()
   // A store opened by a test is closed once that test has finished (a test's app lives as long as the test wants it).
   // Each store also reads the changes of other replicas every second: left open, the stores of finished tests would

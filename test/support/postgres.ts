@@ -148,7 +148,7 @@ export interface TestPostgres {
    */
   emptyDatabase(): Promise<string>
   /**
-   * A pool to `database` as a store of the contract suite opens it (two connections, waiting up to 5 s), kept open for
+   * A pool to `database` as a store of the contract suite opens it ({@link STORE_POOL}), kept open for
    * every store opened `over` it, with its connection that LISTENs: Bun.SQL opens each connection of a pool at once
    * (and one more to LISTEN), and a connection costs the server a process of its own, which a store per test paid three
    * times.
@@ -162,6 +162,12 @@ export interface TestPostgres {
   /** Starts it again on the same data, if it is not running. */
   start(): void
 }
+
+/**
+ * The options of the pools {@link TestPostgres.storePool} keeps, for the stores opened `over` them: two connections,
+ * waiting up to 5 s for the server.
+ */
+export const STORE_POOL = { pool: 2, waitMs: 5000 } as const
 
 /**
  * The environment variable through which test/support/run.ts tells every test process of a run where its shared
@@ -377,7 +383,7 @@ async function use(location: ServerLocation, owned: boolean): Promise<TestPostgr
       let pool = storePools.get(database)
       if (!pool) {
         pool = import('../../src/store/sql/sql-store.ts').then(async ({ connectStorePool }) => {
-          const sql = await connectStorePool(url(database), { pool: 2, waitMs: 5000 })
+          const sql = await connectStorePool(url(database), STORE_POOL)
           // Bun.SQL LISTENs on a connection of its own, closed with the pool's last subscription: one kept here keeps
           // it open for the stores' own, which would otherwise start a server process per test.
           await sql.listen('rl_test_kept', () => {})

@@ -81,7 +81,8 @@ export interface SqlStoreOptions {
   /**
    * A pool made by {@link connectStorePool}, to open the store over instead of connecting: its caller's, which
    * closing the store leaves open for the next store it opens there (the contract suite over PostgreSQL, a store per
-   * test). `pool`, `waitMs`, `statementTimeoutMs` and `connectTimeoutMs` are then the pool's.
+   * test). Pass it with the options it was connected with: the store still reads `pool` (the size its metrics show)
+   * and `statementTimeoutMs` (its deadline for a stuck connection) from them.
    */
   over?: SQL
 }
