@@ -18,6 +18,8 @@ export interface Fault {
    * the disk is full (`then-full`: the fault's error from now on) or space came back (`then-recovers`).
    */
   short?: 'then-full' | 'then-recovers'
+  /** The operation the fault refuses waits for this first: a failing write still in flight while others go on. */
+  until?: Promise<void>
 }
 
 const MESSAGES: Record<string, string> = {
@@ -43,10 +45,11 @@ const hits = (target: Target, path: string) => target === 'any' || (target === '
  */
 export function faultyFileSystem() {
   const state: { fault: Fault | undefined; attempts: number } = { fault: undefined, attempts: 0 }
-  const check = (step: Step, path: string) => {
+  const check = async (step: Step, path: string) => {
     const fault = state.fault
     if (!fault || fault.step !== step || !hits(fault.target, path) || fault.short) return
     state.attempts += 1
+    await fault.until
     throw errnoError(fault.code, step, path)
   }
   const wrap = (handle: FileHandle, path: string): FileHandle =>
@@ -65,12 +68,12 @@ export function faultyFileSystem() {
                 return target.write(buffer, offset, Math.floor(wanted / 2), position)
               }
             }
-            check('write', path)
+            await check('write', path)
             return target.write(buffer as Uint8Array, offset, length, position)
           }
         if (property === 'sync' || property === 'datasync')
           return async () => {
-            check('sync', path)
+            await check('sync', path)
             return target[property]()
           }
         return typeof value === 'function' ? value.bind(target) : value
@@ -78,11 +81,11 @@ export function faultyFileSystem() {
     })
   const fs: FileSystem = {
     open: (async (path: string, flags?: string | number, mode?: number) => {
-      check('open', String(path))
+      await check('open', String(path))
       return wrap(await open(path, flags, mode), String(path))
     }) as FileSystem['open'],
     rename: async (from, to) => {
-      check('rename', String(to))
+      await check('rename', String(to))
       return rename(from, to)
     },
   }

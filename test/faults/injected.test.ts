@@ -231,7 +231,11 @@ describe('folding the journal into the data file (compaction) when the disk refu
     expect(server.disk.state.attempts).toBeGreaterThan(0)
     expect(await namesIn(crashCopy())).toEqual(['A0', 'A1', 'A2', 'A3', 'A4'])
     server.disk.clear()
-    expect((await server.call('POST', '/api/v1/artists', { name: 'A5' })).status).toBe(201)
+    // A5 outweighs the data file of A0–A4, so the journal is due for folding after it (a journal is folded once it
+    // is as large as the data file) whatever a compaction still running meanwhile does: if it fails, A5's commit
+    // tries again once it is over; if it succeeds, A5 alone is still due.
+    const a5 = { name: 'A5', description: 'A long story. '.repeat(300) }
+    expect((await server.call('POST', '/api/v1/artists', a5)).status).toBe(201)
     await folded()
     // Folded at last: the data file alone holds everything.
     expect(JSON.parse(readFileSync(file, 'utf8')).artists).toHaveLength(6)
@@ -249,6 +253,27 @@ describe('folding the journal into the data file (compaction) when the disk refu
     expect(await namesIn(crashCopy())).toEqual(['Folded in two goes'])
     await server.store.close()
     expect(await namesIn(file)).toEqual(['Folded in two goes'])
+  })
+
+  test('a write acknowledged while a refused compaction is still running is folded in once that one has failed', async () => {
+    // The compaction the first write starts meets the full disk and hangs there until `stuck` lets go; the disk
+    // works again meanwhile, and a second write is acknowledged. No write follows it that could start another.
+    const server = await serve({ compactAfterBytes: 1 })
+    const stuck = Promise.withResolvers<void>()
+    server.disk.arm({ step: 'write', code: 'ENOSPC', target: 'data', until: stuck.promise })
+    expect((await server.call('POST', '/api/v1/artists', { name: 'Before' })).status).toBe(201)
+    for (let i = 0; i < 500 && server.disk.state.attempts === 0; i++) await Bun.sleep(10)
+    expect(server.disk.state.attempts).toBe(1)
+    server.disk.clear()
+    expect((await server.call('POST', '/api/v1/artists', { name: 'During' })).status).toBe(201)
+    stuck.resolve()
+    await folded()
+    expect(JSON.parse(readFileSync(file, 'utf8')).artists.map((artist: { name: string }) => artist.name)).toEqual([
+      'Before',
+      'During',
+    ])
+    await server.store.close()
+    expect(await namesIn(file)).toEqual(['Before', 'During'])
   })
 
   test('on close: the close fails loudly, and the journal still holds every write for the next start', async () => {

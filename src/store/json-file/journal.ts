@@ -40,6 +40,8 @@ const checkEntry = lazyCheck(
 export class Journal {
   private handle: FileHandle | undefined
   private size = 0
+  /** Where the file starts in the log ever appended: the bytes compactions have dropped before it. */
+  private start = 0
   /** Set when a failed append may have left a partial line that still has to be cut off. */
   private damaged = false
   // Appends and rewrites of the file take turns.
@@ -61,6 +63,14 @@ export class Journal {
   /** How many bytes of entries the journal holds. */
   get bytes(): number {
     return this.size
+  }
+
+  /**
+   * Where the journal ends, as a position in everything ever appended to it since it was opened: unlike a byte offset
+   * in the file, a position stays valid across compactions, for {@link dropBefore}.
+   */
+  get end(): number {
+    return this.start + this.size
   }
 
   /**
@@ -125,9 +135,10 @@ export class Journal {
     })
   }
 
-  /** Keeps only the bytes after `offset`, once everything before it is safely in the data file. */
-  dropBefore(offset: number): Promise<void> {
+  /** Keeps only the entries after `position` (an {@link end}), once everything before it is safely in the data file. */
+  dropBefore(position: number): Promise<void> {
     return this.take(async () => {
+      const offset = position - this.start
       if (offset <= 0) return
       const handle = await this.open()
       const tail = Buffer.alloc(this.size - offset)
@@ -156,6 +167,7 @@ export class Journal {
       }
       // The file now holds only the tail, whatever happens next: appends must land right after it.
       this.size = tail.length
+      this.start = position
       await syncDirectory(dirname(this.path), this.fs)
     })
   }

@@ -36,6 +36,13 @@ const DEFAULT_COMPACT_AFTER = 8 * 1024 * 1024
  */
 class JsonFilePersistence implements Persistence {
   private compacting: Promise<void> | undefined
+  /**
+   * The durable state the latest commit left while a compaction was running, and where the journal then ended: the
+   * next one to fold in once that compaction is over, if the journal is still due. Without it, the writes acknowledged
+   * while a compaction the disk then refused was running would wait in the journal for some later write to start
+   * another, and the last write before a quiet spell has none.
+   */
+  private behind: { document: Document; upTo: number } | undefined
   private dataBytes: number
   private metrics: StoreMetrics | undefined
 
@@ -50,27 +57,47 @@ class JsonFilePersistence implements Persistence {
 
   async commit(entry: JournalEntry, snapshot: () => Document): Promise<void> {
     await this.journal.append(entry)
+    if (!this.due) return
     // Taken right after the append, before the next batch is applied: exactly the durable state.
-    if (!this.compacting && this.journal.bytes >= Math.max(this.compactAfter, this.dataBytes))
-      this.compactSoon(snapshot())
+    if (this.compacting) this.behind = { document: snapshot(), upTo: this.journal.end }
+    else this.compactSoon(snapshot())
+  }
+
+  /**
+   * Whether the journal has grown enough to fold: as large as the data file, or `compactAfter` if that is more, since
+   * compaction costs the catalogue's size.
+   */
+  private get due(): boolean {
+    return this.journal.bytes >= Math.max(this.compactAfter, this.dataBytes)
   }
 
   /** Starts folding the journal into the data file without making anyone wait for it. */
   compactSoon(document: Document): void {
-    this.compacting ??= this.compact(document)
-      // A failed compaction loses nothing (the journal still holds it all); it is simply tried again later.
-      .catch(() => {})
-      .finally(() => {
-        this.compacting = undefined
-      })
+    this.compacting ??= this.foldFrom(document, this.journal.end)
   }
 
-  private async compact(document: Document): Promise<void> {
-    const covered = this.journal.bytes
+  /**
+   * Folds `document` in, then what the commits meanwhile left {@link behind} if the journal is still due (it is after a
+   * failure: it still holds everything); never rejects.
+   */
+  private async foldFrom(document: Document, upTo: number): Promise<void> {
+    let next: typeof this.behind = { document, upTo }
+    while (next) {
+      // A failed compaction loses nothing (the journal still holds it all); it is simply tried again.
+      await this.compact(next.document, next.upTo).catch(() => {})
+      next = this.due ? this.behind : undefined
+      this.behind = undefined
+    }
+    this.compacting = undefined
+  }
+
+  /** Writes `document` over the data file, then drops the journal's entries up to `upTo`, which it holds. */
+  private async compact(document: Document, upTo = this.journal.end): Promise<void> {
     try {
       await this.file.write(document)
+      await this.journal.dropBefore(upTo)
+      // Only now: a compaction that wrote the data file but could not shorten the journal is still owed.
       this.dataBytes = statSync(this.file.file).size
-      await this.journal.dropBefore(covered)
     } catch (error) {
       this.metrics?.compactionFailures.inc()
       throw error
