@@ -1,15 +1,11 @@
 import { resolve } from 'node:path'
 import { openMemoryStore } from './document/memory.ts'
 import type { JsonFileOptions } from './json-file/json-file.ts'
-import { isSqlUrl } from './sql/connect.ts'
 import type { SqlStoreOptions } from './sql/sql-store.ts'
 import type { Store } from './store.ts'
+import { IN_MEMORY, isDatabaseUrl } from './target.ts'
 
-/** The `--data` value that keeps everything in memory. */
-export const IN_MEMORY = ':memory:'
-
-/** Whether a `--data` value names a database (`postgres://…`, `postgresql://…`) rather than a file. */
-export const isDatabaseUrl = isSqlUrl
+export { IN_MEMORY, isDatabaseUrl } from './target.ts'
 
 /** How `openStore` tunes the store it opens: the options of a data file, or of a database. */
 export type StoreOptions = JsonFileOptions & SqlStoreOptions

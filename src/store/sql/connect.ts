@@ -4,9 +4,6 @@ import { sqlState } from './retry.ts'
 
 export { DatabaseUnavailableError }
 
-/** Whether a `--data` value names a database that speaks the PostgreSQL protocol rather than a file. */
-export const isSqlUrl = (data: string) => /^postgres(?:ql)?:\/\//i.test(data)
-
 // scheme://[user[:password]@][host][:port][/database][?params]. Not the WHATWG parser: it refuses the unix-socket
 // form `postgres://user@/db?host=/run/postgresql`, whose host is empty. The credentials end at the LAST `@` before
 // the query: a password may itself hold `@`, `/` or `:`.

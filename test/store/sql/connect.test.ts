@@ -1,12 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { SQL } from 'bun'
-import {
-  connectSql,
-  DatabaseUnavailableError,
-  describeTarget,
-  isSqlUrl,
-  redactUrl,
-} from '../../../src/store/sql/connect.ts'
+import { connectSql, DatabaseUnavailableError, describeTarget, redactUrl } from '../../../src/store/sql/connect.ts'
+import { isDatabaseUrl } from '../../../src/store/target.ts'
 import { ownPostgres, skipWithoutPostgres, type TestPostgres } from '../../support/postgres.ts'
 
 describe('database URLs in messages', () => {
@@ -43,7 +38,7 @@ describe('database URLs in messages', () => {
     [':memory:', false],
     ['postgres.json', false],
   ])('%s is a database URL: %p', (data, expected) => {
-    expect(isSqlUrl(data)).toBe(expected)
+    expect(isDatabaseUrl(data)).toBe(expected)
   })
 })
 
