@@ -28,7 +28,7 @@ import { securityHeaders } from './http/security-headers.ts'
 import type { AccessEntry } from './log.ts'
 import type { Metrics } from './metrics/metrics.ts'
 import type { StoreKind } from './ops/backup-format.ts'
-import type { ServerOptions } from './options.ts'
+import { EMBEDDED_DEFAULTS as defaults, type ServerOptions } from './options.ts'
 import type { Store } from './store/store.ts'
 import { webRoutes } from './web/routes.ts'
 
@@ -67,7 +67,6 @@ export interface AppOptions
 }
 
 const defaultReport: ErrorReporter = (message, error) => console.error(message, error)
-const DAY_MS = 86_400_000
 
 /**
  * Builds the whole HTTP API over a store, without listening: `app.handle(request)` answers in-process, and
@@ -76,23 +75,23 @@ const DAY_MS = 86_400_000
 export function createApp({
   store,
   storeKind = 'json-file',
-  apiKeys = [],
+  apiKeys = defaults.apiKeys,
   report = defaultReport,
   now = () => new Date(),
-  tokenTtlMs = DAY_MS,
-  cors: corsOrigins = [],
+  tokenTtlMs = defaults.tokenTtlMs,
+  cors: corsOrigins = defaults.cors,
   accessLog,
   metrics,
-  delay: delayMs = 0,
-  readOnly: refuseWrites = false,
+  delay: delayMs = defaults.delay,
+  readOnly: refuseWrites = defaults.readOnly,
   reset,
   fixtureFront,
   limits,
   catalogueLimits,
   passwords,
   events,
-  ui = true,
-  signup = true,
+  ui = defaults.ui,
+  signup = defaults.signup,
 }: AppOptions) {
   const catalogue = new Catalogue(store, { now, limits: catalogueLimits })
   const accounts = new Accounts(store, { now, tokenTtlMs, passwords, limits, signup })

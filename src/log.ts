@@ -1,5 +1,9 @@
-import type { LogMode } from './config.ts'
 import { printable, printableJson, printableLines, printableMessage } from './text/printable.ts'
+
+/** How the server can log: human-readable lines, one JSON object per line, or nothing. */
+export const LOG_MODES = ['pretty', 'json', 'off'] as const
+/** How the server logs. */
+export type LogMode = (typeof LOG_MODES)[number]
 
 /** One answered request, as the access log records it. */
 export interface AccessEntry {

@@ -4,8 +4,8 @@ import { type AppOptions, createApp } from './app.ts'
 import { MAX_BODY_BYTES } from './http/body.ts'
 import { createLogger, flushLog } from './log.ts'
 import { isLoopback, parseMetricsAddress, serveMetrics } from './metrics/serve-metrics.ts'
-import type { ServerOptions } from './options.ts'
-import { addressRecorder, IN_MEMORY, isDatabaseUrl, openStore } from './store/open-store.ts'
+import { conflictIn, EMBEDDED_DEFAULTS, type ServerOptions } from './options.ts'
+import { addressRecorder, isDatabaseUrl, openStore } from './store/open-store.ts'
 
 export type { ServerOptions } from './options.ts'
 
@@ -55,11 +55,13 @@ function metricsAddress(text: string) {
  */
 export async function startServer(options: ServerOptions & Pick<AppOptions, 'events'> = {}): Promise<RunningServer> {
   // The options that shape answers go to the app as they are (it has their defaults); these are the server's own.
-  const { port = 0, host = '127.0.0.1', data = IN_MEMORY, seed = false, apiKeys = [], log: mode = 'off' } = options
-  const { fixtures = false, delay = 0, compactAfterBytes, dbPool, dbWaitMs } = options
+  const defaults = EMBEDDED_DEFAULTS
+  const { port = defaults.port, host = defaults.host, data = defaults.data, seed = defaults.seed } = options
+  const { apiKeys = defaults.apiKeys, log: mode = defaults.log, fixtures = defaults.fixtures } = options
+  const { delay = defaults.delay, compactAfterBytes, dbPool, dbWaitMs } = options
   const allowReset = fixtures || options.allowReset === true
-  if (fixtures && isDatabaseUrl(data))
-    throw new Error('fixtures keep their namespaces in memory: use them over a data file or :memory:, not a database')
+  const conflict = conflictIn(options)
+  if (conflict) throw new Error(conflict)
   const log = createLogger(mode)
   const metricsAt = options.metrics === undefined ? undefined : metricsAddress(options.metrics)
   const store = await openStore(data, { compactAfterBytes, pool: dbPool, waitMs: dbWaitMs })
@@ -144,8 +146,8 @@ export async function startServer(options: ServerOptions & Pick<AppOptions, 'eve
       const { scheduleBackups } = await import('./ops/scheduled-backups.ts')
       const schedule = {
         everyMs: options.backupEveryMs,
-        dir: options.backupDir ?? './backups',
-        keep: options.backupKeep ?? 7,
+        dir: options.backupDir ?? defaults.backupDir,
+        keep: options.backupKeep ?? defaults.backupKeep,
       }
       backups = scheduleBackups(store, isDatabaseUrl(data) ? 'postgresql' : 'json-file', schedule, {
         written: (file, ms) => {

@@ -1,5 +1,8 @@
 import { describe, expect, test } from 'bun:test'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { type Config, parseArgs, parseDuration, UsageError } from '../src/config.ts'
+import { type OptionDeclaration, SERVER_OPTIONS } from '../src/options.ts'
 
 const defaults: Config = {
   port: 3000,
@@ -238,5 +241,41 @@ describe('users', () => {
     [['enable', 'a@b.co', '--api-key', ' ']],
   ])('%p is a usage error', (argv) => {
     expect(() => parseArgs(['users', ...argv])).toThrow(UsageError)
+  })
+})
+
+describe('docs/command-line.md', () => {
+  const doc = readFileSync(join(import.meta.dir, '../docs/command-line.md'), 'utf8')
+  // The table's rows: | `--flag VALUE` | `VARIABLE` … | default | meaning |
+  const rows = new Map(
+    [...doc.matchAll(/^\| `--([a-z-]+)[^|]*\| ([^|]*) \| ([^|]*) \|/gm)].map((row) => [
+      row[1] as string,
+      { variable: row[2] as string, shown: row[3] as string },
+    ]),
+  )
+  const flagged = (Object.values(SERVER_OPTIONS) as OptionDeclaration[]).filter((option) => option.flag !== undefined)
+
+  test.each(flagged.map((option) => [option.flag, option] as const))(
+    '--%s has a row with its variable and default',
+    (flag, option) => {
+      const row = rows.get(flag as string)
+      expect(row?.variable).toContain(`\`${option.env}\``)
+      const unset = option.unset === undefined || option.unset === 'none' || option.unset === 'off'
+      const shown =
+        option.kind.bare !== undefined
+          ? 'off'
+          : option.default
+            ? `\`${option.default}\``
+            : unset
+              ? (option.unset ?? 'none')
+              : `\`${option.unset}\``
+      expect(row?.shown).toBe(shown)
+    },
+  )
+
+  test('names no flag the server does not take, and every variable without a flag', () => {
+    expect([...rows.keys()].filter((flag) => !flagged.some((option) => option.flag === flag))).toEqual([])
+    for (const option of Object.values(SERVER_OPTIONS) as OptionDeclaration[])
+      if (option.flag === undefined) expect(doc).toContain(`\`${option.env}=`)
   })
 })

@@ -1,11 +1,11 @@
+import type { StoreCommand } from '../options.ts'
+import { IN_MEMORY } from '../store/open-store.ts'
 import { UsageError } from '../usage-error.ts'
-
-/** The commands that check, save, put back and move a whole store. */
-export type OpsCommand = 'verify' | 'backup' | 'restore' | 'copy'
+import { type Environment, readCommandLine } from './command-line.ts'
 
 /** What `rock-legends verify|backup|restore|copy …` asks for, validated. */
 export interface OpsConfig {
-  command: OpsCommand
+  command: StoreCommand
   /** The backup file: the one to check (`verify FILE`), write (`backup FILE`) or read (`restore FILE`). */
   file?: string
   /** The store: a data file or a `postgres://` URL (`--data`, `ROCK_LEGENDS_DATA`; `restore` needs `--data`). */
@@ -47,62 +47,49 @@ export const OPS_USAGE = `Usage: rock-legends verify FILE | --data FILE|postgres
 
 /** Reads the arguments after `verify`, `backup`, `restore` or `copy`. */
 export function parseOpsArgs(
-  command: OpsCommand,
+  command: StoreCommand,
   argv: readonly string[],
-  env: Record<string, string | undefined>,
+  env: Environment,
 ): { action: 'ops'; config: OpsConfig } | { action: 'ops-help' } {
-  if (command === 'copy') return parseCopyArgs(argv)
-  let file: string | undefined
-  let data: string | undefined
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] as string
-    if (arg === '--help' || arg === '-h') return { action: 'ops-help' }
-    const match = /^--([a-z-]+)(?:=(.*))?$/s.exec(arg)
-    if (match) {
-      if (match[1] !== 'data') throw new UsageError(`${command} takes only --data besides its FILE, not "${arg}"`)
-      data = match[2] ?? argv[++i]
-      if (data === undefined || data.trim() === '') throw new UsageError('--data needs a file or a postgres:// URL')
-      continue
-    }
-    if (file !== undefined) throw new UsageError(`${command} takes one FILE, not also "${arg}"`)
-    file = arg
-  }
-  if (data === ':memory:') throw new UsageError(`--data :memory: holds nothing to ${command}`)
+  if (command === 'copy') return parseCopyArgs(argv, env)
+  const line = readCommandLine(
+    command,
+    argv,
+    env,
+    (flag) => `${command} takes only --data besides its FILE, not "${flag}"`,
+  )
+  if (line.flagged('help')) return { action: 'ops-help' }
+  const [file, extra] = line.words
+  if (extra !== undefined) throw new UsageError(`${command} takes one FILE, not also "${extra}"`)
+  // verify and restore take the store only from --data (the table says so): named on purpose, never a default.
+  const data = line.value('data')
+  if (data === IN_MEMORY) throw new UsageError(`--data :memory: holds nothing to ${command}`)
   if (command === 'verify') {
     if ((file === undefined) === (data === undefined))
       throw new UsageError('verify takes a backup FILE or --data FILE|postgres://…, one of the two')
     return { action: 'ops', config: { command, file, data } }
   }
   if (file === undefined) throw new UsageError(`${command} needs the backup FILE`)
-  // A restore replaces a store: it is named on purpose, never taken from the environment or a default.
-  if (command === 'restore' && data === undefined)
-    throw new UsageError('restore needs --data FILE|postgres://…, the store to replace')
-  return { action: 'ops', config: { command, file, data: data ?? (env.ROCK_LEGENDS_DATA || './data/db.json') } }
+  if (data === undefined) throw new UsageError('restore needs --data FILE|postgres://…, the store to replace')
+  return { action: 'ops', config: { command, file, data } }
 }
 
 /** Reads the arguments after `copy`: both stores are named on purpose, never taken from the environment. */
-function parseCopyArgs(argv: readonly string[]): { action: 'ops'; config: OpsConfig } | { action: 'ops-help' } {
-  const stores: { from?: string; to?: string } = {}
-  let replace = false
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] as string
-    if (arg === '--help' || arg === '-h') return { action: 'ops-help' }
-    const match = /^--([a-z-]+)(?:=(.*))?$/s.exec(arg)
-    const name = match?.[1]
-    if (name === 'replace' && match?.[2] === undefined) {
-      replace = true
-      continue
-    }
-    if (name !== 'from' && name !== 'to') throw new UsageError(`copy takes --from, --to and --replace, not "${arg}"`)
-    if (stores[name] !== undefined) throw new UsageError(`copy takes one --${name}`)
-    const value = match?.[2] ?? argv[++i]
-    if (value === undefined || value.trim() === '')
-      throw new UsageError(`--${name} needs a data file or a postgres:// URL`)
-    if (value === ':memory:')
-      throw new UsageError(`--${name} :memory: is no store to copy ${name === 'from' ? 'from' : 'to'}`)
-    stores[name] = value
-  }
-  if (stores.from === undefined || stores.to === undefined)
+function parseCopyArgs(
+  argv: readonly string[],
+  env: Environment,
+): { action: 'ops'; config: OpsConfig } | { action: 'ops-help' } {
+  const line = readCommandLine('copy', argv, env, (flag) => `copy takes --from, --to and --replace, not "${flag}"`)
+  if (line.flagged('help')) return { action: 'ops-help' }
+  if (line.words.length > 0) throw new UsageError(`copy takes --from, --to and --replace, not "${line.words[0]}"`)
+  const from = line.value('from')
+  const to = line.value('to')
+  for (const [name, store] of [
+    ['from', from],
+    ['to', to],
+  ] as const)
+    if (store === IN_MEMORY) throw new UsageError(`--${name} :memory: is no store to copy ${name}`)
+  if (from === undefined || to === undefined)
     throw new UsageError('copy needs --from FILE|postgres://… and --to FILE|postgres://…')
-  return { action: 'ops', config: { command: 'copy', from: stores.from, to: stores.to, replace } }
+  return { action: 'ops', config: { command: 'copy', from, to, replace: line.value('replace') ?? false } }
 }

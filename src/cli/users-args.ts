@@ -1,7 +1,8 @@
+import { USERS_COMMANDS, type UsersCommand } from '../options.ts'
 import { UsageError } from '../usage-error.ts'
+import { type Environment, readCommandLine } from './command-line.ts'
 
-/** The subcommands of `rock-legends users`. */
-export type UsersCommand = 'list' | 'add' | 'disable' | 'enable' | 'reset-password'
+export type { UsersCommand } from '../options.ts'
 
 /** What `rock-legends users …` asks for, validated. */
 export interface UsersConfig {
@@ -68,100 +69,49 @@ Exit codes: 0 done (or nothing to do), 1 refused (an unknown or taken email, a s
 refuses the key), 2 a usage error or a data file that cannot be used.
 `
 
-const COMMANDS = new Set<string>(['list', 'add', 'disable', 'enable', 'reset-password'])
-const VALUED = new Set(['data', 'url', 'api-key', 'limit', 'offset', 'email', 'name'])
-const BARE = new Set(['json', 'password-stdin', 'help'])
-/** The options each command takes besides `--data`, `--url`, `--api-key` and `--json`. */
-const OWN_OPTIONS: Record<string, readonly string[]> = {
-  list: ['limit', 'offset'],
-  add: ['email', 'name', 'password-stdin'],
-  disable: [],
-  enable: [],
-  'reset-password': ['password-stdin'],
-}
-const COMMON = ['data', 'url', 'api-key', 'json', 'help']
-
-function wholeNumber(text: string, flag: string, minimum: number): number {
-  const value = /^\d{1,15}$/.test(text) ? Number(text) : Number.NaN
-  if (!(value >= minimum))
-    throw new UsageError(`--${flag} must be a whole number of at least ${minimum}, not "${text}"`)
-  return value
-}
+const isCommand = (word: string): word is UsersCommand => (USERS_COMMANDS as readonly string[]).includes(word)
 
 /** Reads `users …` (the words after `users`) and the environment; `help` for `--help` or no command. */
 export function parseUsersArgs(
   argv: readonly string[],
-  env: Record<string, string | undefined>,
+  env: Environment,
 ): { action: 'users'; config: UsersConfig } | { action: 'users-help' } {
   const [command, ...rest] = argv
   if (command === undefined || command === '--help' || command === '-h' || command === 'help')
     return { action: 'users-help' }
-  if (!COMMANDS.has(command))
+  if (!isCommand(command))
     throw new UsageError(`users has no command "${command}": list, add, disable, enable or reset-password`)
-  const flags = new Map<string, string>()
-  const words: string[] = []
-  for (let i = 0; i < rest.length; i++) {
-    const arg = rest[i] === '-h' ? '--help' : (rest[i] as string)
-    const match = /^--([a-z-]+)(?:=(.*))?$/s.exec(arg)
-    if (!match) {
-      words.push(arg)
-      continue
-    }
-    const name = match[1] as string
-    let value = match[2]
-    if (![...COMMON, ...(OWN_OPTIONS[command] ?? [])].includes(name))
-      throw new UsageError(
-        name === 'password'
-          ? 'a password is never taken from the command line (others can read it): use --password-stdin'
-          : `users ${command} takes no --${name}`,
-      )
-    if (VALUED.has(name)) {
-      value ??= rest[++i]
-      if (value === undefined) throw new UsageError(`--${name} needs a value`)
-    } else if (BARE.has(name) && value !== undefined) throw new UsageError(`--${name} takes no value`)
-    flags.set(name, value ?? '')
-  }
-  if (flags.has('help')) return { action: 'users-help' }
+  const line = readCommandLine(`users ${command}`, rest, env, (flag) =>
+    flag === '--password'
+      ? 'a password is never taken from the command line (others can read it): use --password-stdin'
+      : `users ${command} takes no ${flag}`,
+  )
+  if (line.flagged('help')) return { action: 'users-help' }
   const wantsEmail = command === 'disable' || command === 'enable' || command === 'reset-password'
+  const words = line.words
   if (words.length > (wantsEmail ? 1 : 0))
     throw new UsageError(`unexpected argument "${words.at(wantsEmail ? 1 : 0)}" for users ${command}`)
-  const email = wantsEmail ? words[0] : flags.get('email')
+  const email = wantsEmail ? words[0] : line.value('email')
   if ((wantsEmail || command === 'add') && !email?.trim())
     throw new UsageError(
       command === 'add' ? 'users add needs --email EMAIL and --name NAME' : `users ${command} needs the EMAIL`,
     )
-  if (command === 'add' && !flags.get('name')?.trim()) throw new UsageError('users add needs --name NAME')
-  const url = flags.get('url') ?? (env.ROCK_LEGENDS_URL?.trim() || undefined)
-  if (url !== undefined && (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)))
-    throw new UsageError(`--url must be an http(s) URL such as http://127.0.0.1:3000, not "${url}"`)
-  const apiKey = flags.get('api-key')
-  if (apiKey !== undefined && apiKey.trim() === '') throw new UsageError('--api-key must not be empty')
-  const data = flags.get('data') ?? env.ROCK_LEGENDS_DATA ?? './data/db.json'
-  if (data.trim() === '') throw new UsageError('--data must name a file or a postgres:// URL')
-  const limit = flags.get('limit')
-  const offset = flags.get('offset')
-  const page =
-    limit === undefined && offset === undefined
-      ? undefined
-      : {
-          limit: limit === undefined ? 100 : wholeNumber(limit, 'limit', 1),
-          offset: offset === undefined ? 0 : wholeNumber(offset, 'offset', 0),
-        }
+  const name = line.value('name')
+  if (command === 'add' && name === undefined) throw new UsageError('users add needs --name NAME')
+  const paged = line.flagged('limit') || line.flagged('offset')
   return {
     action: 'users',
     config: {
-      command: command as UsersCommand,
+      command,
       email: email?.trim(),
-      name: flags.get('name'),
-      passwordStdin: flags.has('password-stdin'),
-      json: flags.has('json'),
-      page,
-      data,
-      url,
-      apiKey: apiKey?.trim(),
-      envApiKey: env.ROCK_LEGENDS_API_KEYS?.split(',')
-        .map((key) => key.trim())
-        .find(Boolean),
+      name,
+      passwordStdin: line.value('passwordStdin') ?? false,
+      json: line.value('json') ?? false,
+      page: paged ? { limit: line.value('limit') ?? 100, offset: line.value('offset') ?? 0 } : undefined,
+      data: line.value('data') ?? '',
+      url: line.value('url'),
+      apiKey: line.flagValue('apiKeys')?.at(-1)?.trim(),
+      envApiKey: line.envValue('apiKeys')?.[0],
     },
   }
 }

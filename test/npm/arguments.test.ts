@@ -11,6 +11,6 @@ test.each([
   [{ ui: true }, []],
   [{ signup: false }, ['--no-signup']],
 ])('the options %o add %p to the command line', (options, flags) => {
-  const base = ['--port', '0', '--host', '127.0.0.1', '--data', ':memory:', '--log', 'off']
+  const base = ['--port', '0', '--data', ':memory:', '--log', 'off']
   expect(argumentsFor(options, [])).toEqual([...base, ...flags])
 })

@@ -4,13 +4,13 @@ import { join, resolve } from 'node:path'
 import ts from 'typescript'
 // @ts-expect-error: plain JavaScript, typed only through the package's index.d.ts
 import { argumentsFor } from '../../npm/rock-legends/lib/server.js'
+import { NPM_OPTIONS, NPM_TYPES, optionsModule, typesFile } from '../../scripts/npm-options.ts'
 
-// The npm package's index.d.ts is self-contained (no import of src/), so it restates the options of src/options.ts.
-// These tests hold it to the same keys and types, read with TypeScript's own checker, and check that the Node
-// startServer turns each of them into what the executable reads.
+// The npm package's index.d.ts and lib/options.js are self-contained (no import of src/): their options are written
+// from the table of src/options.ts by scripts/npm-options.ts. These tests hold them to it, read the types with
+// TypeScript's own checker, and check that the Node startServer turns each option into what the executable reads.
 
 const ROOT = resolve(import.meta.dir, '../..')
-const NPM_TYPES = join(ROOT, 'npm/rock-legends/lib/index.d.ts')
 const SOURCE_TYPES = join(ROOT, 'src/options.ts')
 
 /** Options of the npm package alone: it runs the executable as a child process. */
@@ -39,6 +39,11 @@ const npmOptions = propertiesOf(NPM_TYPES, 'ServerOptions')
 const sourceOptions = propertiesOf(SOURCE_TYPES, 'ServerOptions')
 
 describe("the npm package's ServerOptions", () => {
+  test('are written from src/options.ts (else: bun scripts/npm-options.ts)', () => {
+    expect(readFileSync(NPM_OPTIONS, 'utf8')).toBe(optionsModule())
+    expect(readFileSync(NPM_TYPES, 'utf8')).toBe(typesFile())
+  })
+
   test('has the keys of src/options.ts, and the child-process options besides', () => {
     const npmKeys = [...npmOptions.keys()].filter((key) => !CHILD_PROCESS_ONLY.includes(key))
     expect(npmKeys.sort()).toEqual([...sourceOptions.keys()].sort())
@@ -116,7 +121,7 @@ describe("the Node startServer's command line", () => {
     [{ dbPool: 3 }, ['--db-pool', '3']],
     [{ dbWaitMs: 2500 }, ['--db-wait', '2500ms']],
   ])('the options %o add %p', (options, flags) => {
-    const base = ['--port', '0', '--host', '127.0.0.1', '--data', ':memory:', '--log', 'off']
+    const base = ['--port', '0', '--data', ':memory:', '--log', 'off']
     expect(argumentsFor(options, [])).toEqual([...base, ...flags])
   })
 })

@@ -2,57 +2,70 @@
 
 /** Options of {@link startServer}, named like the command-line flags. The defaults suit a test fixture. */
 export interface ServerOptions {
-  /** Port to listen on; 0 (the default) picks a free one. */
+  // The options of the executable: generated from src/options.ts by `bun scripts/npm-options.ts`.
+  /** Port to listen on; 0 picks a free one. 3000 on the command line, 0 for `startServer`. */
   port?: number
   /** Address to listen on; `127.0.0.1` by default. */
   host?: string
   /**
-   * A JSON data file, `':memory:'` (the default), or a `postgres://` URL of a database that several servers share. A
-   * relative path is taken from the current directory.
+   * A JSON data file, `:memory:` for none, or a `postgres://` URL of a database that replicas share.
+   * `./data/db.json` on the command line, `:memory:` for `startServer`.
    */
   data?: string
-  /** Connections in the database pool, for a database URL; 10 by default. */
+  /** Connections in the database pool, per replica, for a database URL; 10. */
   dbPool?: number
-  /** How long to wait at start for a database that cannot be reached, in milliseconds; 10,000 by default. */
+  /** How long to wait at start for a database that cannot be reached, in milliseconds; 10 seconds. */
   dbWaitMs?: number
-  /** `true` for the built-in catalogue (32 artists, 289 albums), or a catalogue file; only an empty store is seeded. */
+  /**
+   * `true` for the built-in catalogue, a path for a catalogue file of the same format, `false` (the default) for
+   * none; only an empty store is seeded.
+   */
   seed?: boolean | string
   /**
-   * Service keys that may write (`X-API-Key`). Without any, one random key is made for this server:
-   * {@link RunningServer.apiKey}.
+   * Service keys that may write, sent as `X-API-Key`; none (the npm package's `startServer` then makes one of its
+   * own, its `RunningServer.apiKey`).
    */
   apiKeys?: readonly string[]
-  /** Lifetime of bearer tokens in milliseconds; 24 hours by default. */
+  /** Lifetime of bearer tokens from login, in milliseconds; 24 hours. */
   tokenTtlMs?: number
-  /** `'off'` (the default), `'pretty'` or `'json'`; the server's log goes to this process's stderr. */
-  log?: 'off' | 'pretty' | 'json'
-  /** Origins allowed by CORS; none by default. */
+  /** How to log. `pretty` on the command line, `off` for `startServer`. */
+  log?: 'pretty' | 'json' | 'off'
+  /** Origins allowed by CORS, or `*`; none, and then no CORS headers at all. */
   cors?: readonly string[]
-  /** Milliseconds to wait before every API answer (0–120,000), for UI and timeout tests; 0 by default. */
+  /** Milliseconds to wait before every API response, 0 to 120,000, for UI and timeout tests; 0. */
   delay?: number
-  /** Refuse every write with 403. */
+  /** Refuse every write (POST, PUT, PATCH, DELETE) with 403. */
   readOnly?: boolean
-  /** Serve `POST /__admin/reset` and allow {@link RunningServer.reset}. */
+  /** Serve `POST /__admin/reset` (service key), which restores the start-up state, and allow `RunningServer.reset`. */
   allowReset?: boolean
   /**
-   * Serve the fixture controls (`--fixtures`): a catalogue per namespace ({@link RunningServer.namespace}), a journal
-   * of the requests received, faults on demand, and state in and out. Implies `allowReset`. Not over a database.
+   * Serve the fixture controls for test suites: a catalogue per `Rock-Legends-Namespace` header, and under `/__admin`
+   * (service key) the namespaces, the request journal, faults and state in and out
+   * (docs/testing-with-rock-legends.md). Implies `allowReset`. Over a data file or in memory only.
    */
   fixtures?: boolean
-  /** Serve the web pages at `/` (the default); `false` serves the API alone (`--no-ui`). */
+  /** Serve the web pages at `/` (the default); `false` makes `/` a JSON index. */
   ui?: boolean
-  /** Let anyone create an account (the default); `false` answers sign-up with 403 (`--no-signup`). */
+  /** Whether anyone may create an account (the default); `false` answers sign-up with 403, existing accounts work on. */
   signup?: boolean
-  /** Journal size that triggers a compaction of the data file; a tuning knob. */
-  compactAfterBytes?: number
-  /** Serve Prometheus metrics at `GET /metrics` on `[HOST:]PORT` (loopback unless a host is named); off by default. */
+  /**
+   * Serve Prometheus metrics at `GET /metrics` on a listener of their own, at `[HOST:]PORT` such as `9464` or
+   * `127.0.0.1:9464` (loopback unless a host is named; port 0 picks a free one), without credentials. Off by
+   * default, and then nothing is counted.
+   */
   metrics?: string
-  /** Take a backup while serving every this many milliseconds (at least 1,000), into `backupDir`; off by default. */
+  /**
+   * Take a backup of the store every this many milliseconds (at least 1,000) while serving, into `backupDir`, keeping
+   * the newest `backupKeep`; off by default. A backup that fails is logged and tried again a minute later.
+   */
   backupEveryMs?: number
   /** Where scheduled backups go; `./backups` by default. */
   backupDir?: string
-  /** How many scheduled backups to keep; 7 by default. */
+  /** How many scheduled backups to keep, the oldest removed past it; 7. */
   backupKeep?: number
+  /** Journal size in bytes that triggers a compaction of the data file, a tuning knob; the store's default if unset. */
+  compactAfterBytes?: number
+  // The options of this package alone:
   /** Another executable to run instead of this platform's (also `ROCK_LEGENDS_BINARY`). */
   binary?: string
   /** How long to wait for the server to be ready before killing it and rejecting; 30,000 ms by default. */

@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { binaryPath } from './binary.js'
 import { namespaceHandle } from './namespace.js'
+import { OPTIONS } from './options.js'
 
 /** Every server started here and not yet exited: killed when this process exits or is told to stop. */
 const live = new Set()
@@ -44,28 +45,36 @@ const SERVER_VARIABLES = /^(PORT|HOST|ROCK_LEGENDS_.*)$/
 
 const trimmed = (text) => text.replace(/\s+$/, '')
 
-/** The command line for `options`, named like the flags; see index.d.ts for each option. */
+/**
+ * The command line for `options`, named like the flags (see index.d.ts for each option); `apiKeys` are the service
+ * keys to pass. The options without a flag go in the environment: see {@link environmentFor}.
+ */
 export function argumentsFor(options, apiKeys) {
-  const { port = 0, host = '127.0.0.1', data = ':memory:', seed = false, log = 'off' } = options
-  const args = ['--port', String(port), '--host', host, '--data', data, '--log', log]
-  if (seed === true) args.push('--seed')
-  else if (typeof seed === 'string') args.push(`--seed=${seed}`)
-  for (const key of apiKeys) args.push('--api-key', key)
-  if (options.dbPool !== undefined) args.push('--db-pool', String(options.dbPool))
-  if (options.dbWaitMs !== undefined) args.push('--db-wait', `${options.dbWaitMs}ms`)
-  if (options.tokenTtlMs !== undefined) args.push('--token-ttl', `${options.tokenTtlMs}ms`)
-  if (options.cors?.length) args.push('--cors', options.cors.join(','))
-  if (options.delay) args.push('--delay', String(options.delay))
-  if (options.readOnly) args.push('--read-only')
-  if (options.allowReset) args.push('--allow-reset')
-  if (options.fixtures) args.push('--fixtures')
-  if (options.ui === false) args.push('--no-ui')
-  if (options.signup === false) args.push('--no-signup')
-  if (options.metrics !== undefined) args.push('--metrics', options.metrics)
-  if (options.backupEveryMs !== undefined) args.push('--backup-every', `${options.backupEveryMs}ms`)
-  if (options.backupDir !== undefined) args.push('--backup-dir', options.backupDir)
-  if (options.backupKeep !== undefined) args.push('--backup-keep', String(options.backupKeep))
+  const args = []
+  const given = (key) => (key === 'apiKeys' ? apiKeys : options[key])
+  // The options whose default differs for a fixture come first, always given.
+  const ordered = [
+    ...OPTIONS.filter((option) => 'embedded' in option),
+    ...OPTIONS.filter((option) => !('embedded' in option)),
+  ]
+  for (const { key, flag, form, embedded } of ordered) {
+    const value = given(key) ?? embedded
+    if (value === undefined || form === 'env') continue
+    if (form === 'value') args.push(flag, String(value))
+    else if (form === 'ms') args.push(flag, `${value}ms`)
+    else if (form === 'list' && value.length > 0) args.push(flag, value.join(','))
+    else if (form === 'each') for (const item of value) args.push(flag, item)
+    else if ((form === 'on' && value === true) || (form === 'off' && value === false)) args.push(flag)
+    else if (form === 'seed' && value !== false) args.push(value === true ? flag : `${flag}=${value}`)
+  }
   return args
+}
+
+/** The variables for the options that have no flag (tuning knobs), added to `env`. */
+export function environmentFor(options, env) {
+  for (const { key, env: variable, form } of OPTIONS)
+    if (form === 'env' && options[key] !== undefined) env[variable] = String(options[key])
+  return env
 }
 
 /**
@@ -75,7 +84,7 @@ export function argumentsFor(options, apiKeys) {
 export function startServer(options = {}) {
   const apiKeys = options.apiKeys?.length ? [...options.apiKeys] : [`rl_fixture_${randomBytes(18).toString('hex')}`]
   const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !SERVER_VARIABLES.test(name)))
-  if (options.compactAfterBytes !== undefined) env.ROCK_LEGENDS_COMPACT_AFTER = String(options.compactAfterBytes)
+  environmentFor(options, env)
   const { readyTimeoutMs = 30_000, stopTimeoutMs = 5_000 } = options
   let child
   try {

@@ -1,0 +1,30 @@
+// Generated from src/options.ts by `bun scripts/npm-options.ts`: edit the table there, then run it.
+
+/**
+ * How startServer passes each option to the executable (see argumentsFor in server.js): `form` says how a value is
+ * written, and `embedded` is the value passed when the option is not given, where the executable's own default suits
+ * a service rather than a fixture.
+ */
+export const OPTIONS = [
+  { key: 'port', flag: '--port', form: 'value', embedded: 0 },
+  { key: 'host', flag: '--host', form: 'value' },
+  { key: 'data', flag: '--data', form: 'value', embedded: ':memory:' },
+  { key: 'dbPool', flag: '--db-pool', form: 'value' },
+  { key: 'dbWaitMs', flag: '--db-wait', form: 'ms' },
+  { key: 'seed', flag: '--seed', form: 'seed' },
+  { key: 'apiKeys', flag: '--api-key', form: 'each' },
+  { key: 'tokenTtlMs', flag: '--token-ttl', form: 'ms' },
+  { key: 'log', flag: '--log', form: 'value', embedded: 'off' },
+  { key: 'cors', flag: '--cors', form: 'list' },
+  { key: 'delay', flag: '--delay', form: 'value' },
+  { key: 'readOnly', flag: '--read-only', form: 'on' },
+  { key: 'allowReset', flag: '--allow-reset', form: 'on' },
+  { key: 'fixtures', flag: '--fixtures', form: 'on' },
+  { key: 'ui', flag: '--no-ui', form: 'off' },
+  { key: 'signup', flag: '--no-signup', form: 'off' },
+  { key: 'metrics', flag: '--metrics', form: 'value' },
+  { key: 'backupEveryMs', flag: '--backup-every', form: 'ms' },
+  { key: 'backupDir', flag: '--backup-dir', form: 'value' },
+  { key: 'backupKeep', flag: '--backup-keep', form: 'value' },
+  { key: 'compactAfterBytes', env: 'ROCK_LEGENDS_COMPACT_AFTER', form: 'env' },
+]
