@@ -59,8 +59,7 @@ export const wholeNumber = (min: number, max: number, unit = '') =>
     parse(text, source) {
       const value = /^\d{1,15}$/.test(text.trim()) ? Number(text) : Number.NaN
       if (!(value >= min && value <= max)) {
-        const range =
-          max === Number.MAX_SAFE_INTEGER ? `of at least ${min}` : `from ${min} to ${withCommas(max)}`
+        const range = max === Number.MAX_SAFE_INTEGER ? `of at least ${min}` : `from ${min} to ${withCommas(max)}`
         throw new UsageError(`${source} must be a whole number${unit && ` of ${unit}`} ${range}, not "${text}"`)
       }
       return value
