@@ -1,9 +1,9 @@
 /**
- * Scheduled backups of a running server (`--backup-every`, issue 24): every interval, a backup of the store taken while
- * the server serves (`onlineBackup`: a moment's snapshot, then the text a thousand records at a time), written to the
+ * Scheduled backups of a running server (`--backup-every`): every interval, a backup of the store taken while the
+ * server serves (`onlineBackup`: a moment's snapshot, then the text a thousand records at a time), written to the
  * backup directory under a name with its time (`rock-legends-20261125T210500Z.json`), whole or not at all
- * (`writeBackupFile`: a temporary name, fsync, rename); then the oldest past `keep` are removed. A backup that fails
- * is logged and tried again a minute later (or at the next interval, if sooner), and leaves no file under a final name.
+ * (`writeBackupFile`: a temporary name, fsync, rename); then the oldest past `keep` are removed. A backup that fails is
+ * logged and tried again a minute later (or at the next interval, if sooner), and leaves no file under a final name.
  */
 import { mkdirSync, readdirSync } from 'node:fs'
 import { rm } from 'node:fs/promises'

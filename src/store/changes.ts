@@ -1,7 +1,7 @@
 /**
- * The changes a store announces (issue 25, live updates): every artist created or replaced and every album created,
- * in the order every replica agrees on, each with an id a client can come back with. The document store publishes
- * its own (one process); the SQL store reads them from a table every replica writes (sql/changes.ts).
+ * The changes a store announces (live updates): every artist created or replaced and every album created, in the order
+ * every replica agrees on, each with an id a client can come back with. The document store publishes its own (one
+ * process); the SQL store reads them from a table every replica writes (sql/changes.ts).
  */
 import type { Album } from '../model/album.ts'
 import type { Artist } from '../model/artist.ts'
@@ -99,7 +99,7 @@ export class ChangeHub implements Changes {
   /**
    * Adds `event` (in its final order) to the window now, and tells every listener in the next turn of the event loop,
    * with whatever else this turn publishes: the write that made the change is answered first. A thousand streams
-   * take a few hundred microseconds to be handed a change, which a create waited for before its 201 when they were
+   * take a few hundred microseconds to be handed a change, which a create would wait for before its 201 were they
    * told at once (`bun bench/events.ts`). A timer, not `setImmediate`: Bun sends an async handler's answer after the
    * immediate queue has run, so work queued there still delays the 201; a timer's comes after it is sent. A reset
    * empties the window: it is not given as a missed change, and an id from before it is unknown from now on.

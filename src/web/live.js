@@ -1,7 +1,7 @@
-// Keeps the pages up to date while they are open (issue 25): one event stream per tab (GET /api/v1/events), and on a
-// change that concerns what the page shows, the page's live parts are fetched again from the server and swapped in,
-// so that the server renders every part of a page in one place, with or without this script. Without the script, or
-// without EventSource, the pages are exactly as before: nothing here is needed to read or write.
+// Keeps the pages up to date while they are open: one event stream per tab (GET /api/v1/events), and on a change that
+// concerns what the page shows, the page's live parts are fetched again from the server and swapped in, so that the
+// server renders every part of a page in one place, with or without this script. Without the script, or without
+// EventSource, the pages are the same, only not live: nothing here is needed to read or write.
 //
 // A page marks its live parts with `data-live` (the catalogue's listing; an artist's details; their albums) and says
 // which changes concern it with `data-live-artist` (the artist of an artist's page). What is new is announced in the

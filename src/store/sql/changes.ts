@@ -1,7 +1,7 @@
 /**
- * The changes over SQL (issue 25): a table every replica writes in the transaction of each change (`rl_events`,
- * migration 7) and reads with a cursor, so that every replica streams every replica's changes, with the same ids, in
- * the same order, and a client may come back with `Last-Event-ID` to any of them, even after a restart.
+ * The changes over SQL: a table every replica writes in the transaction of each change (`rl_events`, migration 7) and
+ * reads with a cursor, so that every replica streams every replica's changes, with the same ids, in the same order, and
+ * a client may come back with `Last-Event-ID` to any of them, even after a restart.
  *
  * The order. Ids come from a sequence, taken before their transactions commit: a change with id 7 may become visible
  * after one with id 8, and a cursor on ids alone would skip it. So each row also holds its transaction's id (`tx`,
@@ -13,7 +13,7 @@
  * with a NOTIFY sent after the commit (never inside a write's transaction, where PostgreSQL would make every notifying
  * commit take turns on one lock), in a transaction of its own that does not wait for a WAL flush; they LISTEN and
  * read. A read every `pollMs` covers a notification lost while a listening connection reconnected.
- * Nothing any write locks is shared with another write: ids come from a sequence, rows are new (issue 27).
+ * Nothing any write locks is shared with another write: ids come from a sequence, rows are new.
  */
 import type { SQL } from 'bun'
 import type { Album } from '../../model/album.ts'
@@ -225,7 +225,7 @@ export class SqlChanges implements Changes {
    * listening. With none, nothing waits for the change here: the next poll reads it, and a stream that subscribes
    * reads first (`subscribe`). The writes that end in one turn of the event loop (the creates of one batch) share
    * one wake-up and one read. Under a load of writes and no streams that is one NOTIFY a batch and one read a second,
-   * instead of two of each a batch (issue 27).
+   * instead of two of each a batch.
    */
   written(): void {
     if (this.wakeUpDue) return
@@ -258,10 +258,10 @@ export class SqlChanges implements Changes {
     }
     this.notifying = true
     // A wake-up is worth nothing after a crash, so its transaction does not wait for the WAL to reach the disk: a
-    // NOTIFY takes a transaction id and a commit record, and with the default synchronous_commit each would wait for
-    // a flush of its own, holding PostgreSQL's one lock of notifying commits meanwhile (issue 27). Set for this
-    // statement's transaction alone. A database without NOTIFY refuses it; the poll covers that. The payload names
-    // this replica: the others learn that it writes (`othersWriting`).
+    // NOTIFY takes a transaction id and a commit record, and with the default synchronous_commit each would wait for a
+    // flush of its own, holding PostgreSQL's one lock of notifying commits meanwhile. Set for this statement's
+    // transaction alone. A database without NOTIFY refuses it; the poll covers that. The payload names this replica:
+    // the others learn that it writes (`othersWriting`).
     this.sql`SELECT set_config('synchronous_commit', 'off', true), pg_notify(${CHANNEL}, ${this.replica})`
       .then(() => {})
       .catch(() => {})

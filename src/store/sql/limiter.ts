@@ -159,7 +159,7 @@ export class SqlLimiter implements Limiter {
 
   /**
    * Asked on every request with a credential (the brake on guessing, auth/guard.ts): the asks of one turn of the event
-   * loop share one statement (reads.ts), however many requests and keys, instead of a round trip each (issue 27).
+   * loop share one statement (reads.ts), however many requests and keys, instead of a round trip each.
    */
   retryAfter(key: string): Promise<number> {
     return this.waits.get(key).then((seconds) => seconds ?? 0)

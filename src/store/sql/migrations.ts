@@ -9,7 +9,7 @@
  * 2. No LISTEN/NOTIFY: replicas read what they need from the tables.
  * 3. Ids come from plain sequences (`CREATE SEQUENCE`, `nextval`, `setval`: CockroachDB has them too, as
  *    non-transactional as PostgreSQL's), never SERIAL or IDENTITY columns: a `nextval` locks nothing until its
- *    transaction ends, so replicas inserting at once never wait for each other's commits (issue 27).
+ *    transaction ends, so replicas inserting at once never wait for each other's commits.
  * 4. No triggers and no stored functions: all logic is in the service.
  * 5. ON CONFLICT names plain columns, never an expression: a normalised value (an email's key) has its own column
  *    with a unique index.
@@ -153,9 +153,9 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 5,
     name: 'ids from sequences, the artists tallied in stripes',
     statements: [
-      // One sequence per collection, replacing the id counters of `rl_counters`: every batch of creates updated
-      // those rows and held their locks until its commit was flushed, so the batches of all replicas queued behind
-      // one another (issue 27). Migration 6 starts each past the counter it replaces.
+      // One sequence per collection, replacing the id counters of `rl_counters`: every batch of creates updates
+      // those rows and holds their locks until its commit is flushed, so the batches of all replicas would queue
+      // behind one another. Migration 6 starts each past the counter it replaces.
       'CREATE SEQUENCE IF NOT EXISTS rl_artist_ids',
       'CREATE SEQUENCE IF NOT EXISTS rl_album_ids',
       'CREATE SEQUENCE IF NOT EXISTS rl_user_ids',

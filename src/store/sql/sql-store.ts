@@ -133,12 +133,12 @@ export function connectStorePool(url: string, options: SqlStoreOptions = {}): Pr
  * saved (see `credentials.noteUse`).
  *
  * - Ids come from sequences, and `meta.total` from the artists' tally (`rl_tallies`, a few stripes that reads add up)
- *   and each artist's `album_count`, updated in the transaction of the write: concurrent creates on two replicas
- *   never share an id, no list counts its table, and no row is locked by every write of a kind (issue 27): writes
- *   on several replicas commit side by side.
+ *   and each artist's `album_count`, updated in the transaction of the write: concurrent creates on two replicas never
+ *   share an id, no list counts its table, and no row is locked by every write of a kind: writes on several replicas
+ *   commit side by side.
  * - Artist and album inserts are batched (writes.ts): those that arrive while a transaction is in flight share the
- *   next one; while another replica writes, also those that come up to 2 ms after it (larger batches, issue 27).
- *   Every other write is a transaction of its own, retried on serialization failures (retry.ts).
+ *   next one; while another replica writes, also those that come up to 2 ms after it (larger batches). Every other
+ *   write is a transaction of its own, retried on serialization failures (retry.ts).
  * - Reads by id (artists, albums, users, credentials by hash) asked in one turn of the event loop share one
  *   statement (reads.ts); pages of the artist list are kept, and served again while the artists' version (the sum
  *   of the tally's stripes' versions), moved on by every write to them, is unchanged (page-cache.ts).
@@ -197,7 +197,7 @@ export class SqlStore implements Store {
       // connection may have committed, so it is never sent again on the word of a dead connection.
       (work) => retried(() => work(this.sql)),
       (error) => storeError(error, this.target),
-      // Larger batches only while another replica writes: alone, the batcher never waits (issue 27).
+      // Larger batches only while another replica writes: alone, the batcher never waits.
       { pays: () => this.changes.othersWriting(), ms: options.gatherMs },
     )
     this.timer = setInterval(() => this.writes.flush().catch(() => {}), options.saveUsesEveryMs ?? 2000)

@@ -81,16 +81,15 @@ export async function tallyArtists(tx: SQL, added: number): Promise<void> {
 
 /**
  * Adds the artists of a batch in ONE statement, so one round trip: the artists' tally (its size and version, on a
- * stripe no other transaction holds, see {@link tallyArtists}) moves on, ids come from the sequence once the stripe
- * is held, and the rows go in with those ids in the batch's order. A single statement is atomic on its own, so a
- * batch of artists alone needs no BEGIN and COMMIT around it. Nothing it locks is shared with another replica's
- * batch: their commits are flushed side by side, not one after the other (issue 27). Name keys travel as hex text,
- * decoded by the database.
+ * stripe no other transaction holds, see {@link tallyArtists}) moves on, ids come from the sequence once the stripe is
+ * held, and the rows go in with those ids in the batch's order. A single statement is atomic on its own, so a batch of
+ * artists alone needs no BEGIN and COMMIT around it. Nothing it locks is shared with another replica's batch: their
+ * commits are flushed side by side, not one after the other. Name keys travel as hex text, decoded by the database.
  *
  * Its plan does not depend on the batch's size: PostgreSQL plans a prepared statement for its parameters five times,
  * then keeps a generic plan when that is estimated no dearer. With the count of ids a parameter of its own
- * (`generate_series(1, n)`) the generic plan looked dear (a thousand rows), and every batch was planned again, which
- * cost as much as executing a batch of eight; the ids are taken once per name instead (issue 27).
+ * (`generate_series(1, n)`) the generic plan looks dear (a thousand rows), and every batch is planned again, which
+ * costs as much as executing a batch of eight; so the ids are taken once per name instead.
  */
 async function insertArtists(sql: SQL, batch: readonly New<Artist>[]): Promise<Artist[]> {
   const n = batch.length
@@ -212,13 +211,13 @@ const MAX_BATCH = 1000
 export const GATHER_MS = 2
 
 /**
- * When the batcher waits for more inserts between two of its commits (issue 27). Most of a create's cost is paid per
- * batch, by this process and by PostgreSQL: the commit, the statement, the wake-up. With one replica, its batches are
- * as large as they get at once: the inserts of one batch arrive while the previous one commits. With two replicas
- * over one database, each gets half the clients, so batches of half the size, and the cost per create about doubles.
- * A replica that waits, between its commits, for the callers it has just answered to send their next inserts makes
- * batches as large again, and loses nothing while another replica's batch keeps the database (and the cores) busy;
- * alone, it would leave them idle while it waits, so it waits only while another replica writes.
+ * When the batcher waits for more inserts between two of its commits. Most of a create's cost is paid per batch, by
+ * this process and by PostgreSQL: the commit, the statement, the wake-up. With one replica, its batches are as large as
+ * they get at once: the inserts of one batch arrive while the previous one commits. With two replicas over one
+ * database, each gets half the clients, so batches of half the size, and the cost per create about doubles. A replica
+ * that waits, between its commits, for the callers it has just answered to send their next inserts makes batches as
+ * large again, and loses nothing while another replica's batch keeps the database (and the cores) busy; alone, it would
+ * leave them idle while it waits, so it waits only while another replica writes.
  */
 export interface Gathering {
   /** Whether waiting pays now: another replica over the same database writes (changes.ts, `othersWriting`). */
