@@ -48,8 +48,9 @@ test(`${ROUNDS} rounds of ${WRITERS} concurrent writers and kill -9 lose no ackn
         ended = true
       },
     )
-    // Killed at a random moment of a round under way: after a random number of acknowledged writes, 32 to 400 (what
-    // 20 to 200 ms gave on an idle machine; a fixed sleep left rounds with none on a busy one), and a few ms more.
+    // Killed at a random moment of a round under way: after a random number of acknowledged writes, 32 to 400 (about
+    // what 20 to 200 ms give on an idle machine; a fixed sleep would leave rounds with none on a busy one), and a
+    // few ms more.
     const target = acknowledged.size + Math.round(WRITERS * (2 + Math.random() * 23))
     while (acknowledged.size < target && !ended) await Bun.sleep(1)
     await Bun.sleep(Math.random() * 20)

@@ -67,7 +67,7 @@ function crashCopy(): string {
 
 /**
  * Waits until a background compaction has folded the whole journal into the data file: up to 20 s, as a busy machine
- * may delay the compaction's writes (2 s once ran out in a loaded run with three test workers).
+ * (three test workers on two cores) may delay the compaction's writes by more than 2 s.
  */
 async function folded() {
   const deadline = Date.now() + 20_000

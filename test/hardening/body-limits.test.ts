@@ -7,7 +7,7 @@ import { ensureBinary, type RunningBinary, startBinary } from '../support/binary
 
 // Sign-up and login are open to anyone and take small bodies, so they read at most 16 KiB of one: a larger body is
 // refused with 413 before it is read (by its Content-Length) or as soon as it passes 16 KiB (a chunked body),
-// never parsed. About 1 MiB there cost 80 to 220 ms of CPU each. Writes with credentials keep the 1 MiB limit.
+// never parsed. About 1 MiB there costs 80 to 220 ms of CPU each. Writes with credentials keep the 1 MiB limit.
 
 const SMALL = 16 * 1024
 const MiB = 1024 * 1024

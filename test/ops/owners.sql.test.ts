@@ -1,8 +1,8 @@
 /**
  * `copy` and `restore` refuse a database that other sessions use (src/ops/owners.ts), but not one whose other
  * session is ending: a server stopped, or a command that exited, just before leaves its backend listed until the
- * backend notices. A full run of the tests once saw `copy` refuse a database for the backend of the server it had just
- * stopped.
+ * backend notices. Without the settling time, `copy` would refuse a database for the backend of the server it has
+ * just stopped.
  */
 import { describe, expect, test } from 'bun:test'
 import { SQL } from 'bun'

@@ -41,8 +41,8 @@ export async function accessibilityProblems(page: Page): Promise<string[]> {
 /**
  * Has Chromium put axe-core into every document `page` loads from now on, before the page's own scripts (and outside
  * its Content-Security-Policy), for a test that checks many pages: V8 then compiles the 500 kB script once for the
- * renderer, not once per page as an evaluation does (1.1 s against 0.5 s of the browser's CPU for nine pages, on the
- * 2-core machine of docs/development.md). axe only adds its `axe` global.
+ * renderer, not once per page as an evaluation does (for nine pages, less than half the browser's CPU time). axe only
+ * adds its `axe` global.
  */
 export async function axeOnEveryPage(page: Page): Promise<void> {
   const devtools = await page.context().newCDPSession(page)

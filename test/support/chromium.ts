@@ -4,8 +4,7 @@ import { type Browser, type BrowserContext, chromium, type Locator } from 'playw
 /**
  * Debian's Chromium, headless: the `chromium-headless-shell` package (installed by .ci/run), the same Chromium build
  * as the `chromium` package without the desktop browser around it, as Playwright itself runs headless tests. It does
- * the browser tests' work with two thirds of the CPU time of `chromium --headless` (117.6 s against 79.9 s for the
- * five browser files, one after another, on the 2-core machine of docs/development.md), and starts in 0.5 s of CPU
+ * the browser tests' work with two thirds of the CPU time of `chromium --headless`, and starts in 0.5 s of CPU
  * against 1.5 s. Where only the `chromium` package is installed, that is used instead. playwright-core only drives
  * it and never downloads a browser.
  */
@@ -36,7 +35,7 @@ export const CHROMIUM_ARGS = [
 /**
  * How long one browser test may take: a few seconds alone, but Chromium gets a fraction of a core while the rest of
  * the run (its other worker, the contract suite over PostgreSQL, their servers) shares a 2-core machine, and the
- * longest test (two sign-ups, three tabs, live updates) once took more than a minute there.
+ * longest test (two sign-ups, three tabs, live updates) can take more than a minute there.
  */
 export const BROWSER_TEST_TIMEOUT = 120_000
 

@@ -270,8 +270,8 @@ function serverDirectory(prefix: string): string {
 /**
  * A cluster as `initdb` makes it, with a throw-away self-signed certificate for TLS on TCP (so that `sslmode=require`
  * can be tested for real; without `openssl` on the machine, none): made once per machine and PostgreSQL build, in
- * the temporary directory, and copied for every server the tests start: a copy cost 0.1–0.4 s of CPU here, `initdb`
- * and an RSA key 0.9–1.4 s, for each of the run's servers (its shared one, and those of the files that stop theirs).
+ * the temporary directory, and copied for every server the tests start: a copy costs 0.1–0.4 s of CPU, `initdb` and
+ * an RSA key 0.9–1.4 s, for each of the run's servers (its shared one, and those of the files that stop theirs).
  */
 function pristineCluster(bin: string): string {
   // No fsync: what the tests check is the service's behaviour over SQL, not PostgreSQL's own durability.

@@ -20,10 +20,9 @@ import { SHARED_POSTGRES, startSharedPostgres } from './postgres.ts'
 
 /**
  * Worker processes of the main run: one per core and one more. Its files spend part of their time waiting (for
- * start-ups, for Chromium, for a server to close an idle connection), which a core per worker leaves idle: on this
- * 2-core machine, quiet, 3 workers took 1 min 59 s to 2 min 08 s in six runs (the cores 96–98% busy) where 2 took
- * 2 min 09 s to 2 min 22 s in four (86–87% busy), and 4 workers 2 min 03 s to 2 min 04 s in two. (When the run cost
- * 50 s more of CPU, a third worker gained nothing.) The contract suite over PostgreSQL, beside it, takes two more.
+ * start-ups, for Chromium, for a server to close an idle connection), which a core per worker leaves idle: the extra
+ * worker keeps the cores busy while files wait, and a second extra one gains nothing (docs/development.md has the
+ * figures). The contract suite over PostgreSQL, beside it, takes two more.
  */
 const WORKERS = Number(process.env.ROCK_LEGENDS_TEST_WORKERS ?? availableParallelism() + 1)
 const SQL_WORKERS = Number(process.env.ROCK_LEGENDS_TEST_SQL_WORKERS ?? 2)
