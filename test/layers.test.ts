@@ -2,7 +2,7 @@ import { expect, test } from 'bun:test'
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 
-// Which layer may know what (issue 26, "Layers"): read from the source, since the compiler does not check it.
+// Which layer may know what: read from the source, since the compiler does not check it.
 const SRC = join(import.meta.dir, '../src')
 const source = (path: string) => readFileSync(join(SRC, path), 'utf8')
 const importsOf = (text: string) => [...text.matchAll(/^import[^'"]*['"]([^'"]+)['"]/gm)].map((match) => match[1])

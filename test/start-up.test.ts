@@ -2,10 +2,10 @@ import { expect, test } from 'bun:test'
 import { existsSync, readFileSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 
-// What every start of the executable loads (issue 26, the fixtures' start-up): the modules src/main.ts imports
-// statically, and theirs, read from the source. A test suite starts the executable hundreds of times, so what only
-// some runs need is imported where it is needed (`await import(...)`), and the start-up path does no work that
-// only some runs need at the top of a module. Measured in bench/startup-cpu.ts.
+// What every start of the executable loads: the modules src/main.ts imports statically, and theirs, read from the
+// source. A test suite starts the executable hundreds of times, so what only some runs need is imported where it is
+// needed (`await import(...)`), and the start-up path does no work that only some runs need at the top of a module.
+// Measured in bench/startup-cpu.ts.
 const ROOT = join(import.meta.dir, '..')
 
 /** The modules a module imports or re-exports for their values (not `import type`, not `await import()`). */

@@ -15,10 +15,10 @@ import { removeDir, tempDir } from '../support/binary.ts'
 import { skipWithoutPostgres, type TestPostgres, testPostgres } from '../support/postgres.ts'
 import { bearer, CARLOS } from './helpers.ts'
 
-// Issue 22, finding 3: a login whose password check is in flight while the operator resets the password, or disables
-// the account, must not end with a working token. The race is made certain, not likely: the hasher's verify waits on
-// a gate the test opens only once the operator's change is durable. Played over memory, a JSON data file and
-// PostgreSQL (one store, and two replicas of one database).
+// A login whose password check is in flight while the operator resets the password, or disables the account, must not
+// end with a working token. The race is made certain, not likely: the hasher's verify waits on a gate the test opens
+// only once the operator's change is durable. Played over memory, a JSON data file and PostgreSQL (one store, and two
+// replicas of one database).
 
 const DAY = 86_400_000
 const CLIENT = '198.51.100.7'
@@ -99,7 +99,7 @@ function raceSuite(open: () => Promise<Store>, second?: (first: Store) => Promis
     const { store, admin, works, logIn, racing } = await setUp()
     const before = await logIn()
     const { token, error } = await racing(() => admin.resetPassword(CARLOS.email, NEW_PASSWORD))
-    // On the code before the fix, the login answered 200 with a token that worked for 24 hours.
+    // A login that lost the race unnoticed would answer 200 with a token that works for 24 hours.
     if (token) expect(await works(token)).toBe(false)
     expect(token).toBeUndefined()
     expect(error).toBeInstanceOf(UnauthenticatedError)
@@ -120,7 +120,8 @@ function raceSuite(open: () => Promise<Store>, second?: (first: Store) => Promis
     const { store, admin, works, logIn, racing } = await setUp()
     const { token, error } = await racing(() => admin.setDisabled(CARLOS.email, true))
     if (token) {
-      // On the code before the fix: a 200 with a token, refused while disabled, working again once enabled.
+      // A login that lost the race unnoticed would get a 200 with a token, refused while disabled, working again once
+      // enabled.
       await admin.setDisabled(CARLOS.email, false)
       expect(await works(token)).toBe(false)
     }

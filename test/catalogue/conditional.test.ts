@@ -1,6 +1,6 @@
 /**
- * Conditional requests (issue 25): entity tags on reads and writes, `If-None-Match` → 304, `If-Match` on PUT → 412.
- * Part of the contract suite: over the in-memory store by default, over PostgreSQL with `bun run test:sql` (or
+ * Conditional requests: entity tags on reads and writes, `If-None-Match` → 304, `If-Match` on PUT → 412. Part of the
+ * contract suite: over the in-memory store by default, over PostgreSQL with `bun run test:sql` (or
  * `ROCK_LEGENDS_TEST_BACKEND=postgres`); the last block runs the same checks over a JSON data file, across a restart.
  * Every answer goes through `call`, which checks it against the OpenAPI document.
  */

@@ -1,8 +1,8 @@
 /**
- * Issue 22, finding 1: what one account can add is bounded. An artist holds at most `MAX_ALBUMS_PER_ARTIST` albums,
- * whoever adds them (409, checked in the store's write, so parallel requests cannot pass it together), and an
- * account adds at most so many artists and albums an hour (429 with `Retry-After`; an operator's service key is not
- * counted). Runs over the memory store and, in `bun run test:sql`, over PostgreSQL.
+ * What one account can add is bounded. An artist holds at most `MAX_ALBUMS_PER_ARTIST` albums, whoever adds them (409,
+ * checked in the store's write, so parallel requests cannot pass it together), and an account adds at most so many
+ * artists and albums an hour (429 with `Retry-After`; an operator's service key is not counted). Runs over the memory
+ * store and, in `bun run test:sql`, over PostgreSQL.
  */
 import { describe, expect, test } from 'bun:test'
 import { createApp } from '../../src/app.ts'

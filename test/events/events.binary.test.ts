@@ -1,7 +1,7 @@
 /**
- * Issue 25, live updates, through the compiled executable over real HTTP: changes arrive on the stream, a reader that
- * never reads (a raw socket) is dropped instead of making the server buffer, an address is held to its bound, and
- * stopping the server ends open streams at once. And `startServer` (embedding) stops with streams open.
+ * Live updates, through the compiled executable over real HTTP: changes arrive on the stream, a reader that never reads
+ * (a raw socket) is dropped instead of making the server buffer, an address is held to its bound, and stopping the
+ * server ends open streams at once. And `startServer` (embedding) stops with streams open.
  */
 import { afterEach, describe, expect, test } from 'bun:test'
 import { connect, type Socket } from 'node:net'

@@ -1,6 +1,6 @@
 /**
- * Issue 25, live updates: `GET /api/v1/events` in-process (`app.handle`), over this run's backend (the memory store,
- * or PostgreSQL in the SQL run): each change kind with its URL and representation, resuming with `Last-Event-ID`, the
+ * Live updates: `GET /api/v1/events` in-process (`app.handle`), over this run's backend (the memory store, or
+ * PostgreSQL in the SQL run): each change kind with its URL and representation, resuming with `Last-Event-ID`, the
  * reload outside the window, heartbeats, a slow reader dropped, the bounds per address and in total.
  */
 import { afterEach, describe, expect, test } from 'bun:test'

@@ -13,9 +13,9 @@ import {
   tempDir,
 } from '../support/binary.ts'
 
-// Issue 18 through the compiled executable: a data directory other users may write in, and files planted there by
-// one of them, stop start-up with exit 2 and one line; a sticky shared directory (like /tmp) holding our own files
-// works. The same attacks are made in-process, one file at a time, in test/store/planted-files.test.ts.
+// Through the compiled executable: a data directory other users may write in, and files planted there by one of them,
+// stop start-up with exit 2 and one line; a sticky shared directory (like /tmp) holding our own files works. The same
+// attacks are made in-process, one file at a time, in test/store/planted-files.test.ts.
 
 let dir: string
 let running: RunningBinary[] = []

@@ -1,7 +1,6 @@
 /**
- * Issue 22, finding 1: `albums.insert` refuses an artist's album past `MAX_ALBUMS_PER_ARTIST` in the same step as it
- * counts them, in the document store and over PostgreSQL, where two replicas inserting at once cannot pass it
- * together either.
+ * `albums.insert` refuses an artist's album past `MAX_ALBUMS_PER_ARTIST` in the same step as it counts them, in the
+ * document store and over PostgreSQL, where two replicas inserting at once cannot pass it together either.
  */
 import { afterEach, beforeAll, describe, expect, test } from 'bun:test'
 import { openMemoryStore } from '../../src/store/document/memory.ts'

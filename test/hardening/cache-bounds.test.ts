@@ -10,7 +10,7 @@ import { skipWithoutPostgres, type TestPostgres, testPostgres } from '../support
 
 // The caches of list pages hold what visitors ask for: as many distinct pages as there are limits, offsets, searches
 // and orders, each as large as its records. They are bounded by bytes (16 MiB each, by an estimate that counts what
-// an entry keeps alive), never by a count of pages: with 130 of the largest artists, 100 distinct pages held 627 MB.
+// an entry keeps alive), never by a count of pages: with 130 of the largest artists, 100 distinct pages hold 627 MB.
 // The cache itself (ByteCache) is tested in byte-cache.test.ts.
 
 const MiB = 1024 * 1024
@@ -75,7 +75,7 @@ describe('the paginator (the encoded pages of the artist and album lists)', () =
 })
 
 describe('the list pages of the app, as a visitor fills them', () => {
-  test('130 large artists, 300 distinct anonymous pages: the heap grows by less than 40 MiB (189 MiB when pages were counted)', async () => {
+  test('130 large artists, 300 distinct anonymous pages: the heap grows by less than 40 MiB, bounded by bytes', async () => {
     const store = openMemoryStore()
     await store.load(LARGE_ARTISTS)
     const app = createApp({ store, report: () => {} })
@@ -125,7 +125,7 @@ describe('the SQL store’s page cache (decoded pages of the artist list)', () =
   }
 
   test.skipIf(skip)(
-    '200 distinct pages of large artists: the heap grows by less than 40 MiB (103 MiB when pages were counted)',
+    '200 distinct pages of large artists: the heap grows by less than 40 MiB, bounded by bytes',
     async () => {
       await readPages(store, [{ limit: 1, offset: 0 }])
       const before = heapAfterGc()

@@ -20,7 +20,7 @@ test.each([
   // IPv6 loopback.
   ['::1', LOOPBACK],
   ['0:0:0:0:0:0:0:1', LOOPBACK],
-  // IPv6: the /56, whichever way the address is written (issue 22, item 12: a /48 is 256 clients, not 65,536).
+  // IPv6: the /56, whichever way the address is written (so a /48 is 256 clients, not 65,536).
   ['2001:db8:1:2::1', '2001:db8:1:0::/56'],
   ['2001:db8:1:2:ffff:ffff:ffff:ffff', '2001:db8:1:0::/56'],
   ['2001:0db8:0001:0002:0000:0000:0000:0001', '2001:db8:1:0::/56'],
@@ -60,8 +60,8 @@ test('addresses in different /56s or different IPv4 hosts stay apart', () => {
   expect(new Set(keys).size).toBe(keys.length)
 })
 
-// Issue 22, item 12 (c): one line's addresses are one client. A home line is usually delegated a /56, a free tunnel
-// a /48: counted by /64, the /48 was 65,536 clients, each with its own allowance of guesses and sign-ups.
+// One line's addresses are one client. A home line is usually delegated a /56, a free tunnel a /48: counted by /64,
+// the /48 would be 65,536 clients, each with its own allowance of guesses and sign-ups.
 test('the 256 /64s of one /56 are one client, and a whole /48 is 256 clients, as an IPv4 /24 is', () => {
   const oneSite = new Set(
     Array.from({ length: 256 }, (_, i) => clientKey(`2001:db8:7:${(0x4200 + i).toString(16)}::1`)),

@@ -9,10 +9,10 @@ import { manualClock } from '../accounts/helpers.ts'
 import { SERVICE_KEY, testApp } from '../helpers.ts'
 import { skipWithoutPostgres, testPostgres } from '../support/postgres.ts'
 
-// Issue 22, item 12 (b): wrong `X-API-Key` and bearer guesses were never slowed down, so a weak operator key could be
-// guessed at network speed. Failed credential checks now count per client address (shared by replicas over SQL);
-// past the limit, every credential from that address gets 429 with Retry-After before it is checked, right or
-// wrong, until the window lets one more. Valid credentials never count; requests without one are not failures.
+// Wrong `X-API-Key` and bearer guesses are slowed down, or a weak operator key could be guessed at network speed:
+// failed credential checks count per client address (shared by replicas over SQL); past the limit, every credential
+// from that address gets 429 with Retry-After before it is checked, right or wrong, until the window lets one more.
+// Valid credentials never count; requests without one are not failures.
 
 const { limit, windowMs } = ACCOUNT_LIMITS.credentialFailuresPerClient
 const ME = '/api/v1/user/me'

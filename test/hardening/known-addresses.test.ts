@@ -6,11 +6,11 @@ import { openMemoryStore } from '../../src/store/document/memory.ts'
 import { MemoryRecents } from '../../src/store/document/memory-limiter.ts'
 import { CARLOS, manualClock } from '../accounts/helpers.ts'
 
-// Issue 22, item 5: the addresses an account logged in from lately are exempt from the per-email ceiling, so a crowd
-// of guessers cannot lock the owner out at home. They were one server-wide list of the last 10,000 logins: an
-// attacker logging in to her own account from 10,001 addresses pushed the owner's out, then reached the ceiling.
-// Now each account keeps its own latest few, which only its own logins replace. Passwords are compared as plain text:
-// the limits are under test, not argon2.
+// The addresses an account logged in from lately are exempt from the per-email ceiling, so a crowd of guessers cannot
+// lock the owner out at home. Each account keeps its own latest few, which only its own logins replace: were they one
+// server-wide list of the last 10,000 logins, an attacker logging in to her own account from 10,001 addresses would
+// push the owner's out, then reach the ceiling. Passwords are compared as plain text: the limits are under test, not
+// argon2.
 
 const { loginFailuresPerEmail: perEmail, loginFailuresPerEmailCeiling: ceiling } = ACCOUNT_LIMITS
 const { knownAddressesPerAccount: perAccount, knownAddressMs } = ACCOUNT_LIMITS

@@ -6,10 +6,9 @@ import { openMemoryStore } from '../../src/store/document/memory.ts'
 import { MAX_KEYS, RateLimiter } from '../../src/store/document/rate-limiter.ts'
 import { CARLOS, manualClock } from '../accounts/helpers.ts'
 
-// The ways around the login limits and the ways to abuse them (issue 18, item 4), each played against the accounts
-// service with the client address it is given (in-process HTTP calls all share one address; the executable is
-// exercised from real addresses in rate-limits.test.ts). Passwords are compared as plain text here: the limits are
-// under test, not argon2.
+// The ways around the login limits and the ways to abuse them, each played against the accounts service with the client
+// address it is given (in-process HTTP calls all share one address; the executable is exercised from real addresses in
+// rate-limits.test.ts). Passwords are compared as plain text here: the limits are under test, not argon2.
 
 const { loginFailuresPerClient: perClient, loginFailuresPerEmail: perEmail } = ACCOUNT_LIMITS
 const ceiling = ACCOUNT_LIMITS.loginFailuresPerEmailCeiling

@@ -1,7 +1,7 @@
 /**
- * A client whose base URL ends in `/` sends `//api/v1/…` (issue 23: generated clients): such a path, matching no
- * route, is answered 308 to the path it meant, so the request is sent again there, method and body kept. Through a
- * real server and `fetch`, as such a client does.
+ * A client whose base URL ends in `/` sends `//api/v1/…` (generated clients do): such a path, matching no route, is
+ * answered 308 to the path it meant, so the request is sent again there, method and body kept. Through a real server
+ * and `fetch`, as such a client does.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createApp } from '../../src/app.ts'

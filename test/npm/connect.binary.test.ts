@@ -1,7 +1,7 @@
 /**
- * Issue 23, `connect({ url, apiKey })` of the npm package: a test worker that knows only the URL and a service key of
- * a server started elsewhere (a Vitest or Jest `globalSetup`, a Playwright `webServer`) gets the same namespace
- * handles as `server.namespace(name)`. From the package's sources under Bun, against the compiled executable.
+ * `connect({ url, apiKey })` of the npm package: a test worker that knows only the URL and a service key of a server
+ * started elsewhere (a Vitest or Jest `globalSetup`, a Playwright `webServer`) gets the same namespace handles as
+ * `server.namespace(name)`. From the package's sources under Bun, against the compiled executable.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { connect, createClient, type RunningServer, startServer } from '../../npm/rock-legends/lib/index.js'

@@ -1,7 +1,7 @@
 /**
- * Issue 23, the npm package's handle on a namespace (`startServer({ fixtures: true })`, `server.namespace(name)`),
- * from its sources under Bun against the compiled executable: many tests share one server at once, each in its own
- * namespace, through the handle's fetch, journal, faults, state and reset, and the typed client with its headers.
+ * The npm package's handle on a namespace (`startServer({ fixtures: true })`, `server.namespace(name)`), from its
+ * sources under Bun against the compiled executable: many tests share one server at once, each in its own namespace,
+ * through the handle's fetch, journal, faults, state and reset, and the typed client with its headers.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createClient, type RunningServer, startServer } from '../../npm/rock-legends/lib/index.js'

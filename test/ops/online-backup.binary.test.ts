@@ -1,9 +1,8 @@
 /**
- * Issue 24, backups of a running server, against the compiled executable: `rock-legends backup FILE --data db.json`
- * while a server owns the file goes through that server (`GET /__admin/backup`), which keeps serving; under a write
- * load, every write acknowledged before the backup began is in it, on a JSON data file and on PostgreSQL (where the
- * command reads the database in one consistent transaction while replicas serve it). The route itself needs a
- * service key.
+ * Backups of a running server, against the compiled executable: `rock-legends backup FILE --data db.json` while a
+ * server owns the file goes through that server (`GET /__admin/backup`), which keeps serving; under a write load, every
+ * write acknowledged before the backup began is in it, on a JSON data file and on PostgreSQL (where the command reads
+ * the database in one consistent transaction while replicas serve it). The route itself needs a service key.
  */
 import { describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'

@@ -1,7 +1,7 @@
 /**
- * Issue 24, scheduled backups (`--backup-every`, `--backup-dir`, `--backup-keep`) against the compiled executable:
- * backups are written while the server serves, each sound (`rock-legends verify`), the oldest removed past the number
- * kept; a backup that fails is logged, leaves no file under a final name, and is tried again.
+ * Scheduled backups (`--backup-every`, `--backup-dir`, `--backup-keep`) against the compiled executable: backups are
+ * written while the server serves, each sound (`rock-legends verify`), the oldest removed past the number kept; a
+ * backup that fails is logged, leaves no file under a final name, and is tried again.
  */
 import { describe, expect, test } from 'bun:test'
 import { mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'

@@ -3,10 +3,10 @@ import { existsSync, readdirSync, statSync } from 'node:fs'
 import { dirname, join, normalize, relative } from 'node:path'
 import { anchors, documentationPages, links, proseLines, ROOT, readPage, slug } from './markdown.ts'
 
-// Every relative link of the project's Markdown resolves (issue 26): between the README, docs/, SECURITY.md and
-// bench/, and to the files and folders they point at. A link's file must exist inside the repository, and its
-// #anchor must be a heading (by GitHub's rules) or an HTML id of the page it names. Links to other sites are not
-// fetched (the tests never leave the machine); links inside code are not links.
+// Every relative link of the project's Markdown resolves: between the README, docs/, SECURITY.md and bench/, and to the
+// files and folders they point at. A link's file must exist inside the repository, and its #anchor must be a heading
+// (by GitHub's rules) or an HTML id of the page it names. Links to other sites are not fetched (the tests never leave
+// the machine); links inside code are not links.
 
 /** The pages whose links are checked: the README, docs/, SECURITY.md, bench/'s notes, the npm package's README. */
 function checkedPages(): string[] {

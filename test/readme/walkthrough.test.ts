@@ -6,8 +6,8 @@ import { ensureBinary, removeDir, tempDir } from '../support/binary.ts'
 import { postgresAvailable, skipWithoutPostgres, testPostgres } from '../support/postgres.ts'
 import { type Block, documentationPages, readPage, type WalkthroughPage, walkthroughPage } from './markdown.ts'
 
-// The README's walkthrough and the docs pages', run as written (issues 18 and 26): every ```sh block, in document
-// order, against the compiled executable.
+// The README's walkthrough and the docs pages', run as written: every ```sh block, in document order, against the
+// compiled executable.
 //
 // - Pages: README.md and every docs/*.md. Each page with a block to run gets its own session: one bash shell, so
 //   variables one block sets are there for the next. A page that goes on from another's shell says so with

@@ -23,7 +23,7 @@ import {
 // what CI does with the lockfile that made: `rm -rf node_modules && npm ci`, and the tests again. A recipe whose
 // runner an earlier one installed starts from that project's lockfile, with `npm ci`, and runs once.
 
-/** The recipe whose `page` needs a browser, and whose run must show several workers (issue 23). */
+/** The recipe whose `page` needs a browser, and whose run must show several workers. */
 const WORKERS_RECIPE = 'playwright-namespaces'
 /** Its `webServer` (playwright.config.js): closed again once the run is over. */
 const WEB_SERVER = 'http://127.0.0.1:4010'

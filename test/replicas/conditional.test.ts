@@ -1,8 +1,8 @@
 /**
- * Conditional requests across compiled replicas over one PostgreSQL database (issue 25): the tags are the store's,
- * so every replica gives the same one for the same record, before and after a restart; `If-Match` is checked in the
- * database's transaction, so two replicas that get PUTs naming the same tag at once save exactly one of them; and a
- * reset, which brings ids back, never lets a tag of a record it removed match the record that takes its id.
+ * Conditional requests across compiled replicas over one PostgreSQL database: the tags are the store's, so every
+ * replica gives the same one for the same record, before and after a restart; `If-Match` is checked in the database's
+ * transaction, so two replicas that get PUTs naming the same tag at once save exactly one of them; and a reset, which
+ * brings ids back, never lets a tag of a record it removed match the record that takes its id.
  */
 import { afterAll, afterEach, describe, expect, test } from 'bun:test'
 import { type RunningBinary, startBinary } from '../support/binary.ts'

@@ -1,7 +1,7 @@
 /**
- * Issue 25, live updates across replicas: two compiled executables over one PostgreSQL database. A change written
- * through replica B reaches a stream on replica A, with the same event id B's own streams give it, and a client may
- * come back with that id to either replica.
+ * Live updates across replicas: two compiled executables over one PostgreSQL database. A change written through replica
+ * B reaches a stream on replica A, with the same event id B's own streams give it, and a client may come back with that
+ * id to either replica.
  */
 import { afterEach, describe, expect, test } from 'bun:test'
 import { dataOf, type SseReader, sse } from '../events/sse.ts'

@@ -93,8 +93,8 @@ describe('data/legends.json', () => {
     },
   )
 
-  // Issue 18: a check against published discographies. Each corrected or added fact names its sources in the file.
-  describe('as re-checked against published discographies (issue 18)', () => {
+  // Facts corrected or added against published discographies: each names its sources in the file.
+  describe('as checked against published discographies', () => {
     test.each([
       ['Fito Páez', 'Los años salvajes', 2021],
       ['León Gieco', 'El fantasma de Canterville', 1977],
@@ -164,8 +164,9 @@ describe('data/legends.json', () => {
     })
   })
 
-  // Issue 22: 115 more albums checked against published sources. Each change names its sources beside the entry.
-  describe('as re-checked against published sources (issue 22)', () => {
+  // Albums checked one by one against published sources: each change names its sources beside the entry, and its note
+  // says what was changed (a removal, a correction, an album that is not a studio album, an addition).
+  describe('as checked album by album against published sources', () => {
     /** The album entry of this title, with its editorial fields. */
     const entry = (artist: string, title: string) =>
       ((artistNamed(artist)?.albums ?? []) as { name: string; year: number; sources?: string[]; note?: string }[]).find(

@@ -13,10 +13,10 @@ import { testApp } from '../helpers.ts'
 import { removeDir, tempDir } from '../support/binary.ts'
 import { skipWithoutPostgres, type TestPostgres, testPostgres } from '../support/postgres.ts'
 
-// The credentials epoch in the stores (issue 22, finding 3): a credential is inserted only while its account is
-// enabled and still at the epoch the credential carries, checked in the write that inserts it; `users.startEpoch`
-// changes the account, moves its epoch on and revokes its live tokens in one write. Data written before epochs
-// reads as epoch 0. The races through the accounts service are in test/accounts/login-races.test.ts.
+// The credentials epoch in the stores: a credential is inserted only while its account is enabled and still at the
+// epoch the credential carries, checked in the write that inserts it; `users.startEpoch` changes the account, moves its
+// epoch on and revokes its live tokens in one write. Data written before epochs reads as epoch 0. The races through the
+// accounts service are in test/accounts/login-races.test.ts.
 
 const AT = '2026-06-01T00:00:00.000Z'
 const user = (email: string) => ({ name: 'U', email, passwordHash: 'h', createdAt: 'now', disabledAt: null })

@@ -19,9 +19,9 @@ import { lockDataFile } from '../../src/store/json-file/lock.ts'
 import { StoreUnavailableError } from '../../src/store/store.ts'
 import { removeDir, tempDir } from '../support/binary.ts'
 
-// Issue 18: a local user who can write in the data directory plants a symbolic link (or a file of theirs) where the
-// store will create or reopen a file, to have the server write into a file of the attacker's choosing. Real files,
-// real links; each attack must end in a refusal, with the link's target untouched.
+// A local user who can write in the data directory plants a symbolic link (or a file of theirs) where the store will
+// create or reopen a file, to have the server write into a file of the attacker's choosing. Real files, real links;
+// each attack must end in a refusal, with the link's target untouched.
 
 const OTHER_USER = 65534 // nobody
 const isRoot = process.getuid?.() === 0

@@ -1,8 +1,8 @@
 /**
- * The artist page's edit form and conditional requests (issue 25), in headless Chromium against the executable: two
- * people edit the same artist in two pages; the second to save sees, beside the form, that the artist changed, with
- * what it holds now, and chooses to save over it or to take it. The form sends the tag the page was built from in
- * `If-Match`; with JavaScript off the page reads as before.
+ * The artist page's edit form and conditional requests, in headless Chromium against the executable: two people edit
+ * the same artist in two pages; the second to save sees, beside the form, that the artist changed, with what it holds
+ * now, and chooses to save over it or to take it. The form sends the tag the page was built from in `If-Match`; with
+ * JavaScript off the page shows the artist, and no form.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
@@ -151,7 +151,7 @@ describe.skipIf(missing && !inCi)('editing an artist someone else changed meanwh
   )
 
   test(
-    'with JavaScript off the page reads as before: the artist, and no form',
+    'with JavaScript off the page shows the artist and, instead of a form, how to get one',
     async () => {
       requireChromium()
       const context = await newContext(undefined, { javaScriptEnabled: false })
@@ -159,7 +159,7 @@ describe.skipIf(missing && !inCi)('editing an artist someone else changed meanwh
       await page.goto(`${server.url}/artists/${ARTIST}`)
       await visible(page.getByRole('heading', { level: 1 }))
       expect(await page.locator('#edit-artist').isVisible()).toBe(false)
-      // Instead of a form that could not be sent, a visitor reads how to get one, as before.
+      // Instead of a form that could not be sent, a visitor reads how to get one.
       await visible(page.getByText('to edit this artist'))
       expect(await page.content()).toContain('<noscript>')
       expect(outside).toEqual([])

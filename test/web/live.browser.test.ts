@@ -1,7 +1,7 @@
 /**
- * Pages that update live (issue 25; src/web/live.js), in headless Chromium against the executable: what one tab adds
- * appears in the others without a reload and is announced in their status line; each tab keeps one event stream; a
- * page without JavaScript is as it always was.
+ * Pages that update live (src/web/live.js), in headless Chromium against the executable: what one tab adds appears in
+ * the others without a reload and is announced in their status line; each tab keeps one event stream; a page without
+ * JavaScript works the same, only not live.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
@@ -182,7 +182,7 @@ describe.skipIf(missing && !inCi)('live pages, in headless Chromium against the 
   )
 
   test(
-    'without JavaScript the pages are as they were: no stream, every album there, an empty status line',
+    'without JavaScript a page opens no stream and shows every album, with an empty status line',
     async () => {
       requireChromium()
       const streams = new Map<Page, number>()

@@ -2,10 +2,9 @@ import { describe, expect, test } from 'bun:test'
 import { openMemoryStore } from '../../src/store/document/memory.ts'
 import { testApp } from '../helpers.ts'
 
-// Issue 22, item 12 (a): where `/login` and `/signup` send the browser afterwards (`?next=`) is a path on this
-// server, whatever was asked. `/.//evil.com` is a path by the letter, but normalised it is `//evil.com`, which a
-// browser takes for another machine: the server must never write it into a page, not even for its script to
-// re-check.
+// Where `/login` and `/signup` send the browser afterwards (`?next=`) is a path on this server, whatever was asked.
+// `/.//evil.com` is a path by the letter, but normalised it is `//evil.com`, which a browser takes for another machine:
+// the server must never write it into a page, not even for its script to re-check.
 
 const BROWSER = { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' }
 const ORIGIN = 'http://localhost'

@@ -1,8 +1,8 @@
 /**
- * Issue 27: while another replica writes, a replica's write batcher waits, between two of its commits, for the
- * callers it has just answered to send their next creates (writes.ts, `Gathering`), so that its batches are as large
- * as one replica's. Alone it never waits, and a create that finds its replica idle goes at once. The windows here are
- * a minute long: a create that waited for one would fail the test by its timeout, so nothing below measures time.
+ * While another replica writes, a replica's write batcher waits, between two of its commits, for the callers it has
+ * just answered to send their next creates (writes.ts, `Gathering`), so that its batches are as large as one replica's.
+ * Alone it never waits, and a create that finds its replica idle goes at once. The windows here are a minute long: a
+ * create that waited for one would fail the test by its timeout, so nothing below measures time.
  */
 import { describe, expect, test } from 'bun:test'
 import { SQL } from 'bun'

@@ -9,10 +9,10 @@ import { openSqlStore, type SqlStore } from '../../../src/store/sql/sql-store.ts
 import type { Recents, RecentsRule } from '../../../src/store/store.ts'
 import { skipWithoutPostgres, type TestPostgres, testPostgres } from '../../support/postgres.ts'
 
-// Issue 22, item 5, over PostgreSQL: each account's known addresses (exempt from the per-email ceiling) are its own
-// latest few, shared by every replica. The table kept every address an account logged in from for 30 days, so an
-// attacker's own account could grow it without bound; now an account holds at most `knownAddressesPerAccount` rows
-// (and its head row), which only its own logins replace, whatever the concurrency.
+// Over PostgreSQL: each account's known addresses (exempt from the per-email ceiling) are its own latest few, shared
+// by every replica. An account holds at most `knownAddressesPerAccount` rows (and its head row), which only its own
+// logins replace, whatever the concurrency: a table of every address an account logged in from for 30 days would let
+// an attacker's own account grow it without bound.
 
 const skip = skipWithoutPostgres()
 let pg: TestPostgres

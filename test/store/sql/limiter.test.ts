@@ -9,8 +9,8 @@ import { openSqlStore, type SqlStore } from '../../../src/store/sql/sql-store.ts
 import type { Attempt, Limiter, RateLimit } from '../../../src/store/store.ts'
 import { skipWithoutPostgres, type TestPostgres, testPostgres } from '../../support/postgres.ts'
 
-// The rate limits over SQL (issue 13, item 4): a limit holds across replicas together, and the SQL limiter means
-// what the memory limiter means, shown by playing the same scripts against both.
+// The rate limits over SQL: a limit holds across replicas together, and the SQL limiter means what the memory limiter
+// means, shown by playing the same scripts against both.
 
 const skip = skipWithoutPostgres()
 let pg: TestPostgres

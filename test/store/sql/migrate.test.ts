@@ -125,7 +125,7 @@ describe.skipIf(skip)('migrate, over a real PostgreSQL', () => {
   test('a database written by the schema of migration 4 (ids and totals in counter rows) keeps working after 5 and 6', async () => {
     const database = await pg.freshDatabase()
     const sql = connect(database)
-    // What the build before issue 27 left: migrations 1 to 4, the counters it kept (past what the rows show, as
+    // What a build of migration 4 leaves: migrations 1 to 4, the counters it keeps (past what the rows show, as
     // credentials purged leave them), and a reset point whose counters come from those rows.
     await migrate(sql, { owner: 'release-4', migrations: MIGRATIONS.slice(0, 4) })
     await sql`INSERT INTO rl_counters (name, value) VALUES ('artists', 3), ('albums', 2), ('users', 1),

@@ -1,9 +1,8 @@
 /**
- * Issue 27: no row that every write of a kind must lock until its commit. Each test holds open, on a connection of
- * its own, a transaction that has written the way a replica does (as if its commit were slow to flush to disk), and
- * checks that a write of the same kind through another replica (a store over the same database) does not wait for
- * it. Writes that must take turns still do: albums of one artist (its maximum, issue 22), credentials of one account
- * (its epoch).
+ * No row that every write of a kind must lock until its commit. Each test holds open, on a connection of its own, a
+ * transaction that has written the way a replica does (as if its commit were slow to flush to disk), and checks that a
+ * write of the same kind through another replica (a store over the same database) does not wait for it. Writes that
+ * must take turns still do: albums of one artist (its maximum), credentials of one account (its epoch).
  */
 import { describe, expect, test } from 'bun:test'
 import { SQL } from 'bun'
@@ -92,7 +91,7 @@ const user = (email: string): NewUser => ({
   disabledAt: null,
 })
 
-describe.skipIf(skip)('writes on one replica do not wait for the commits of another (issue 27)', () => {
+describe.skipIf(skip)('writes on one replica do not wait for the commits of another', () => {
   test('an artist batch held open elsewhere: a create, a replace and a list through a replica go on; totals and ids stay exact', async () => {
     const { replica, raw } = await setUp()
     const before = await replica.artists.insert({ name: 'Antes' })
@@ -168,7 +167,7 @@ describe.skipIf(skip)('writes on one replica do not wait for the commits of anot
       const slow = await held.written
       const other = await withinASecond(replica.albums.insert({ artistId: second.id, name: 'Rápido' }))
       expect(other).not.toBe(TIMED_OUT)
-      // The same artist's row is held (its album maximum, issue 22): that one waits for the commit.
+      // The same artist's row is held (its album maximum): that one waits for the commit.
       const same = replica.albums.insert({ artistId: first.id, name: 'Después' })
       expect(await withinASecond(same)).toBe(TIMED_OUT)
       held.release()

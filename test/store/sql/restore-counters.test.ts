@@ -1,8 +1,8 @@
 /**
  * A restore (and so a reset, a `restore` or a `copy` into a database) moves the sequences its ids come from together
- * with the rows. A sequence is not transactional: a `setval` made before a commit that never happens stays. Found by
- * the kill -9 loop of test/ops/copy.binary.test.ts: a copy killed just before its commit left the old rows under the
- * new counters, so that the next album, account or key was given an id an old row held.
+ * with the rows. A sequence is not transactional: a `setval` made before a commit that never happens stays, so a copy
+ * killed just before its commit (as the kill -9 loop of test/ops/copy.binary.test.ts kills them) would leave the old
+ * rows under the new counters, and the next album, account or key would be given an id an old row holds.
  */
 import { describe, expect, test } from 'bun:test'
 import { SQL } from 'bun'
