@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, test } from 'bun:test'
 import { createApp } from '../../src/app.ts'
-import type { EventStreamLimits } from '../../src/events/routes.ts'
+import type { EventStreamLimits } from '../../src/events/streams.ts'
 import { CHANGE_WINDOW, ChangeHub } from '../../src/store/changes.ts'
 import type { Store } from '../../src/store/store.ts'
 import { testStore } from '../support/backends.ts'
