@@ -1,9 +1,9 @@
 import { type TypeCheck, TypeCompiler } from '@sinclair/typebox/compiler'
 import { type ValueError, ValueErrorType } from '@sinclair/typebox/errors'
 import { type TSchema, t } from 'elysia'
-import { describe } from '../http/validation.ts'
 import { AlbumInput, albumFields } from '../model/album.ts'
 import { ArtistInput, artistFields } from '../model/artist.ts'
+import { describeSchema, type SchemaLike } from '../model/schema-words.ts'
 import type { CatalogueEntry } from '../store/store.ts'
 import { SeedError } from './seed-error.ts'
 
@@ -80,7 +80,7 @@ function detail(error: ValueError): string {
     const known = Object.keys((error.schema as TSchema).properties ?? {}).join(', ')
     return `is not a known property (known: ${known})`
   }
-  return `must be ${describe(error.schema as Parameters<typeof describe>[0])}`
+  return `must be ${describeSchema(error.schema as SchemaLike)}`
 }
 
 /** One `SOURCE: /json/pointer: problem` line per invalid place, at most {@link MAX_PROBLEMS}, and a line if more. */
