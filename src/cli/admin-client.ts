@@ -1,11 +1,7 @@
 import type { AccountChange, AccountView, NewAccount, PasswordReset } from '../accounts/admin.ts'
 import { ConflictError, InvalidFieldError, NotFoundError } from '../model/errors.ts'
+import { RefusedError } from '../ops/refused-error.ts'
 import type { Page, Slice } from '../store/store.ts'
-
-/** A running server refused the operator's request, or could not be reached: exit 1, with this one line. */
-export class RefusedError extends Error {
-  override name = 'RefusedError'
-}
 
 /** How long one request to the server may take: it answers the operator's routes in milliseconds. */
 const TIMEOUT_MS = 15_000

@@ -7,8 +7,6 @@ export interface MetricsAddress {
   port: number
 }
 
-/** The port of `--metrics` given alone: 9464, the one Prometheus exporters of OpenTelemetry use. */
-export const DEFAULT_METRICS_PORT = 9464
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1'])
 
 /**
