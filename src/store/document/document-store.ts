@@ -2,7 +2,7 @@ import type { Low } from 'lowdb'
 import type { StoreMetrics } from '../../metrics/metrics.ts'
 import { emailKey } from '../../model/email.ts'
 import type { AlbumSort, ArtistSort, ListQuery } from '../../model/search.ts'
-import { type Change as CatalogueChange, ChangeHub } from '../changes.ts'
+import { type Change, ChangeHub } from '../changes.ts'
 import { artistTag, StaleVersionError } from '../entity-tag.ts'
 import { imageOf, liveOf, makeRoom } from '../rules.ts'
 import {
@@ -37,7 +37,7 @@ import {
 import { listAlbums } from './album-lists.ts'
 import type { Batch } from './batch.ts'
 import { copyLists, type Document, emptyDocument, type StoredDocument } from './document.ts'
-import { type Change, GroupCommit } from './group-commit.ts'
+import { GroupCommit, type Mutation } from './group-commit.ts'
 import { MemoryLimiter, MemoryRecents } from './memory-limiter.ts'
 import type { Persistence } from './persistence.ts'
 import { Records } from './records.ts'
@@ -102,15 +102,15 @@ export class DocumentStore implements Store {
   }
 
   /** Tells the listeners of `changes` about `change`, once durable; resolves with `value` for the caller. */
-  private announce<T>(value: T, change: CatalogueChange): T {
+  private announce<T>(value: T, change: Change): T {
     this.changes.publish({ id: `${this.run}-${++this.announced}`, at: Date.now(), change })
     return value
   }
 
-  /** Applies `change` in the next group commit; resolves with its result once durable. */
-  private async change<T>(change: Change<T>): Promise<T> {
+  /** Applies `mutation` in the next group commit; resolves with its result once durable. */
+  private async mutate<T>(mutation: Mutation<T>): Promise<T> {
     if (this.closed) throw new StoreUnavailableError('the store is closed')
-    return this.commits.submit(change)
+    return this.commits.submit(mutation)
   }
 
   readonly artists = {
@@ -121,13 +121,13 @@ export class DocumentStore implements Store {
       return { items: artists.slice(page.offset, page.offset + page.limit), total: artists.length }
     },
     insert: (fields: New<Artist>): Promise<Artist> =>
-      this.change((batch) => {
+      this.mutate((batch) => {
         const artist = artistRecord(batch.nextId('artists'), fields)
         batch.put('artists', artist)
         return artist
       }).then((artist) => this.announce(artist, { kind: 'artist-created', artist })),
     replace: (artist: Artist, ifMatch?: readonly string[]): Promise<Artist | undefined> =>
-      this.change((batch) => {
+      this.mutate((batch) => {
         const current = this.records.artist(artist.id)
         if (!current) return undefined
         // In the commit step, as the write: no other change lands between the check and the write.
@@ -149,7 +149,7 @@ export class DocumentStore implements Store {
       return albums && listAlbums(albums, page, query)
     },
     insert: (fields: New<Album>): Promise<Album | undefined> =>
-      this.change((batch) => {
+      this.mutate((batch) => {
         const albums = this.records.albumsOf(fields.artistId)
         if (!albums) return undefined
         // Counted in the same step of the commit as the insert, so concurrent inserts cannot pass it together.
@@ -164,7 +164,7 @@ export class DocumentStore implements Store {
     get: async (id: number): Promise<User | undefined> => this.records.user(id),
     findByEmail: async (email: string): Promise<User | undefined> => this.records.userByEmailKey(emailKey(email)),
     insert: (fields: NewUser): Promise<User> =>
-      this.change((batch) => {
+      this.mutate((batch) => {
         // Checked and claimed in one step of the commit, so two concurrent sign-ups cannot both pass.
         if (this.records.userByEmailKey(emailKey(fields.email))) throw new DuplicateEmailError(fields.email)
         const user: User = { id: batch.nextId('users'), ...fields, credentialsEpoch: 0 }
@@ -176,7 +176,7 @@ export class DocumentStore implements Store {
       return { items: users.slice(page.offset, page.offset + page.limit), total: users.length }
     },
     update: (id: number, changes: UserChanges): Promise<User | undefined> =>
-      this.change((batch) => {
+      this.mutate((batch) => {
         const user = this.records.user(id)
         if (!user) return undefined
         const { passwordHash = user.passwordHash, disabledAt = user.disabledAt } = changes
@@ -185,7 +185,7 @@ export class DocumentStore implements Store {
         return updated
       }),
     startEpoch: (id: number, changes: UserChanges, at: string): Promise<NewEpoch | undefined> =>
-      this.change((batch) => {
+      this.mutate((batch) => {
         const user = this.records.user(id)
         if (!user) return undefined
         const { passwordHash = user.passwordHash, disabledAt = user.disabledAt } = changes
@@ -200,7 +200,7 @@ export class DocumentStore implements Store {
     findByHash: async (hash: string): Promise<Credential | undefined> => this.records.credentialByHash(hash),
     listByUser: async (userId: number): Promise<readonly Credential[]> => this.records.credentialsOf(userId),
     insert: (fields: NewCredential, limit?: CredentialLimit): Promise<Credential> =>
-      this.change((batch) => {
+      this.mutate((batch) => {
         const epoch = fields.epoch ?? 0
         // Checked in the same step of the commit as the insert: a reset or a disable is wholly before it or after it.
         const user = this.records.user(fields.userId)
@@ -212,7 +212,7 @@ export class DocumentStore implements Store {
         return credential
       }),
     revoke: (id: number, at: string): Promise<Credential | undefined> =>
-      this.change((batch) => {
+      this.mutate((batch) => {
         const credential = this.records.credential(id)
         if (!credential || credential.revokedAt !== null) return credential
         const revoked = { ...credential, revokedAt: at }
@@ -220,14 +220,14 @@ export class DocumentStore implements Store {
         return revoked
       }),
     revokeAll: (userId: number, kind: Credential['kind'], at: string): Promise<number> =>
-      this.change((batch) => this.revokeLive(batch, userId, kind, at)),
+      this.mutate((batch) => this.revokeLive(batch, userId, kind, at)),
     noteUse: (id: number, at: string): void => {
       const credential = this.records.credential(id)
       // Not a write of its own: the time rides along with the next commit, or is saved on close.
       if (credential) this.commits.pending.note('credentials', { ...credential, lastUsedAt: at })
     },
     purge: (now: string): Promise<number> =>
-      this.change((batch) => {
+      this.mutate((batch) => {
         const at = Date.parse(now)
         const dead = this.records.doc.credentials.filter((credential) => isDead(credential, at))
         batch.drop(dead)
@@ -274,7 +274,7 @@ export class DocumentStore implements Store {
     catalogue: readonly CatalogueEntry[],
     { cover, ifEmpty = false }: LoadOptions = {},
   ): Promise<{ artists: number; albums: number } | undefined> {
-    return this.change((batch) => {
+    return this.mutate((batch) => {
       if (ifEmpty && !this.records.isEmpty()) return undefined
       let albums = 0
       for (const entry of catalogue) {
@@ -312,7 +312,7 @@ export class DocumentStore implements Store {
   }
 
   restore(snapshot: Snapshot): Promise<void> {
-    return this.change((batch) => {
+    return this.mutate((batch) => {
       // A fresh copy each time, so the snapshot can be restored again.
       batch.replaceDocument(structuredClone(snapshot as unknown as Document))
     }).then(() => this.announce(undefined, { kind: 'reset' }))

@@ -3,20 +3,20 @@ import { Batch } from './batch.ts'
 import type { Persistence } from './persistence.ts'
 import type { Records } from './records.ts'
 
-/** A change to apply in a batch: it reads and changes records through the batch, and returns its result. */
-export type Change<T> = (batch: Batch) => T
+/** A mutation applied in a batch: it reads and changes records through the batch, and returns its result. */
+export type Mutation<T> = (batch: Batch) => T
 
 interface Pending {
-  change: Change<unknown>
+  mutation: Mutation<unknown>
   resolve: (result: unknown) => void
   reject: (error: unknown) => void
 }
 
 /**
- * Lets every change that arrives while a commit is in flight share the next one, so that write throughput grows
- * with concurrency instead of collapsing into one fsync per request. Changes are applied to the records one by one,
- * in arrival order, when their batch starts; a change that throws fails alone. The batch is then persisted once:
- * every change in it is acknowledged together, or rolled back and refused together.
+ * Lets every mutation that arrives while a commit is in flight share the next one, so that write throughput grows
+ * with concurrency instead of collapsing into one fsync per request. Mutations are applied to the records one by one,
+ * in arrival order, when their batch starts; a mutation that throws fails alone. The batch is then persisted once:
+ * every mutation in it is acknowledged together, or rolled back and refused together.
  *
  * It drives the layers below it (the batch, the records, the persistence) and is called by the store above it,
  * never the other way round.
@@ -33,7 +33,7 @@ export class GroupCommit {
   /** Where commits are counted (`--metrics`); none by default. */
   metrics: StoreMetrics | undefined
 
-  /** Commits changes to `records`, made durable by `persistence`. */
+  /** Commits mutations of `records`, made durable by `persistence`. */
   constructor(
     private readonly records: Records,
     private readonly persistence: Persistence,
@@ -46,21 +46,21 @@ export class GroupCommit {
     return this.next
   }
 
-  /** Applies `change` in the next batch and resolves with its result once the batch is durable. */
-  submit<T>(change: Change<T>): Promise<T> {
+  /** Applies `mutation` in the next batch and resolves with its result once the batch is durable. */
+  submit<T>(mutation: Mutation<T>): Promise<T> {
     const { promise, resolve, reject } = Promise.withResolvers<T>()
-    this.queue.push({ change, resolve: resolve as (result: unknown) => void, reject })
+    this.queue.push({ mutation, resolve: resolve as (result: unknown) => void, reject })
     this.running ??= this.drain()
     return promise
   }
 
-  /** Resolves when no change is pending or being persisted. */
+  /** Resolves when no mutation is pending or being persisted. */
   async idle(): Promise<void> {
     while (this.running) await this.running
   }
 
   private async drain(): Promise<void> {
-    // Start on the next microtask: changes submitted in the same tick join the first batch.
+    // Start on the next microtask: mutations submitted in the same tick join the first batch.
     await null
     try {
       while (this.queue.length > 0) {
@@ -68,7 +68,7 @@ export class GroupCommit {
         const applied: [Pending, unknown][] = []
         for (const pending of this.queue.splice(0)) {
           try {
-            applied.push([pending, pending.change(batch)])
+            applied.push([pending, pending.mutation(batch)])
           } catch (error) {
             pending.reject(error)
           }
