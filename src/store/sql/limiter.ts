@@ -9,7 +9,7 @@ export const SWEEP_EVERY_MS = 60_000
 export const SWEEP_BATCH = 1000
 
 /** Runs one operation of the limiter: the SQL store passes its own, which adds a deadline and maps lost databases. */
-export type Guard = <T>(operation: () => Promise<T>) => Promise<T>
+export type Operate = <T>(operation: () => Promise<T>) => Promise<T>
 
 // The id of a key's head row in `rl_attempts`; an attempt's id is a UUID, never empty.
 const HEAD = ''
@@ -76,11 +76,11 @@ export class SqlLimiter implements Limiter {
     private readonly name: string,
     private readonly rule: RateLimit,
     private readonly clock: () => number,
-    private readonly guard: Guard = (operation) => operation(),
+    private readonly operate: Operate = (operation) => operation(),
   ) {}
 
   hit(key: string): Promise<Hit> {
-    return this.guard(async () => {
+    return this.operate(async () => {
       const now = this.clock()
       const hit = await inTransaction(this.sql, async (tx): Promise<Hit> => {
         await this.takeTurn(tx, key, now)
@@ -102,7 +102,7 @@ export class SqlLimiter implements Limiter {
   }
 
   record(key: string): Promise<Attempt> {
-    return this.guard(async () => {
+    return this.operate(async () => {
       const now = this.clock()
       const id = Bun.randomUUIDv7()
       await inTransaction(this.sql, async (tx) => {
@@ -123,7 +123,7 @@ export class SqlLimiter implements Limiter {
   }
 
   settle(attempt: Attempt): Promise<void> {
-    return this.guard(async () => {
+    return this.operate(async () => {
       if (!attempt.id) return
       await this.sql`
         UPDATE rl_attempts SET settled = 1
@@ -132,7 +132,7 @@ export class SqlLimiter implements Limiter {
   }
 
   forgive(attempt: Attempt): Promise<void> {
-    return this.guard(async () => {
+    return this.operate(async () => {
       if (!attempt.id) return
       await this
         .sql`DELETE FROM rl_attempts WHERE limiter = ${this.name} AND subject = ${attempt.key} AND id = ${attempt.id}`
@@ -140,7 +140,7 @@ export class SqlLimiter implements Limiter {
   }
 
   forgetSettled(key: string): Promise<void> {
-    return this.guard(async () => {
+    return this.operate(async () => {
       await this.sql`
         DELETE FROM rl_attempts
         WHERE limiter = ${this.name} AND subject = ${key} AND id <> ${HEAD} AND settled = 1`
@@ -148,7 +148,7 @@ export class SqlLimiter implements Limiter {
   }
 
   count(key: string): Promise<number> {
-    return this.guard(async () => {
+    return this.operate(async () => {
       const now = this.clock()
       const [row] = await this.sql`
         SELECT count(*) AS n FROM rl_attempts
@@ -172,7 +172,7 @@ export class SqlLimiter implements Limiter {
    * PostgreSQL keeps one generic plan instead of planning every statement again, which cost more than running it.
    */
   private readonly waits = new ReadBatcher((keys: string[]) =>
-    this.guard(async () => {
+    this.operate(async () => {
       const now = this.clock()
       const rows = await this.sql`
         SELECT subject, at_ms FROM rl_attempts
@@ -263,11 +263,11 @@ export class SqlRecents implements Recents {
     private readonly name: string,
     private readonly rule: RecentsRule,
     private readonly clock: () => number,
-    private readonly guard: Guard = (operation) => operation(),
+    private readonly operate: Operate = (operation) => operation(),
   ) {}
 
   add(owner: string, member: string): Promise<void> {
-    return this.guard(async () => {
+    return this.operate(async () => {
       if (member === HEAD) return
       const now = this.clock()
       await inTransaction(this.sql, async (tx) => {
@@ -290,7 +290,7 @@ export class SqlRecents implements Recents {
   }
 
   has(owner: string, member: string): Promise<boolean> {
-    return this.guard(async () => {
+    return this.operate(async () => {
       if (member === HEAD) return false
       const start = this.clock() - this.rule.windowMs
       const [row] = await this.sql`
@@ -302,7 +302,7 @@ export class SqlRecents implements Recents {
 
   /** How many members `owner` has, in the window or not yet deleted (at most `perOwner`). */
   members(owner: string): Promise<number> {
-    return this.guard(async () => {
+    return this.operate(async () => {
       const [row] = await this.sql`
         SELECT count(*) AS n FROM rl_attempts WHERE limiter = ${this.name} AND subject = ${owner} AND id <> ${HEAD}`
       return Number(row?.n ?? 0)

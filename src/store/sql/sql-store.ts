@@ -38,11 +38,11 @@ import {
   revokeCredential,
   startUserEpoch,
 } from './credentials.ts'
-import { isStaleConnection, storeError, within } from './faults.ts'
 import { SqlLimiter, SqlRecents } from './limiter.ts'
 import { listAlbums, listArtists } from './lists.ts'
 import { isEmpty, loadCatalogue } from './load.ts'
 import { migrate } from './migrate.ts'
+import { isStaleConnection, storeError, within } from './outages.ts'
 import { PageCache } from './page-cache.ts'
 import { fetchAlbums, fetchArtists, fetchCredentials, fetchUsers, fetchVersions, ReadBatcher } from './reads.ts'
 import { inTransaction, retried, sqlState } from './retry.ts'
@@ -235,7 +235,7 @@ export class SqlStore implements Store {
 
   /**
    * Counts commits and the pool's use into `metrics`. Bun.SQL tells nothing of its pool: every operation of the store
-   * goes through {@link guard}, which counts those in flight, each holding one connection while it runs.
+   * goes through {@link operate}, which counts those in flight, each holding one connection while it runs.
    */
   instrument(metrics: StoreMetrics): void {
     this.metrics = metrics
@@ -244,7 +244,7 @@ export class SqlStore implements Store {
   }
 
   /** Runs `operation` within the deadline, its errors as the store reports them. */
-  private async guard<T>(operation: () => Promise<T>): Promise<T> {
+  private async operate<T>(operation: () => Promise<T>): Promise<T> {
     if (this.closed) throw new StoreUnavailableError('the store is closed')
     const pool = this.pool
     if (pool) pool.inFlight++
@@ -259,7 +259,7 @@ export class SqlStore implements Store {
 
   /** A read, tried again once on a connection that died while idle. */
   private read<T>(query: () => Promise<T>): Promise<T> {
-    return this.guard(async () => {
+    return this.operate(async () => {
       try {
         return await query()
       } catch (error) {
@@ -277,7 +277,7 @@ export class SqlStore implements Store {
 
   /** A write of its own: one transaction. */
   private write<T>(work: (tx: SQL) => Promise<T>): Promise<T> {
-    const written = this.guard(() => this.transact(work))
+    const written = this.operate(() => this.transact(work))
     const metrics = this.metrics
     if (!metrics) return written
     return written.then(
@@ -316,7 +316,7 @@ export class SqlStore implements Store {
         return slice
       }),
     insert: (fields: New<Artist>): Promise<Artist> =>
-      this.guard(() => this.writes.insertArtist(fields)).finally(this.changed),
+      this.operate(() => this.writes.insertArtist(fields)).finally(this.changed),
     replace: (artist: Artist, ifMatch?: readonly string[]): Promise<Artist | undefined> => {
       if (!validId(artist.id)) return Promise.resolve(undefined)
       return this.write(async (tx) => {
@@ -356,7 +356,7 @@ export class SqlStore implements Store {
       validId(artistId) ? this.read(() => listAlbums(this.sql, artistId, page, query)) : Promise.resolve(undefined),
     insert: (fields: New<Album>): Promise<Album | undefined> =>
       validId(fields.artistId)
-        ? this.guard(() => this.writes.insertAlbum(fields)).finally(this.changed)
+        ? this.operate(() => this.writes.insertAlbum(fields)).finally(this.changed)
         : Promise.resolve(undefined),
   }
 
@@ -427,12 +427,12 @@ export class SqlStore implements Store {
 
   /** The limiter `name`: its attempts are rows every replica over this database shares (limiter.ts). */
   limiter(name: string, rule: RateLimit, clock: () => number): Limiter {
-    return new SqlLimiter(this.sql, name, rule, clock, (operation) => this.guard(operation))
+    return new SqlLimiter(this.sql, name, rule, clock, (operation) => this.operate(operation))
   }
 
   /** The recents `name`: rows every replica over this database shares (limiter.ts). */
   recents(name: string, rule: RecentsRule, clock: () => number): Recents {
-    return new SqlRecents(this.sql, name, rule, clock, (operation) => this.guard(operation))
+    return new SqlRecents(this.sql, name, rule, clock, (operation) => this.operate(operation))
   }
 
   isEmpty(): Promise<boolean> {

@@ -4,7 +4,7 @@ import type { Album } from '../../model/album.ts'
 import type { Artist } from '../../model/artist.ts'
 import { AlbumLimitError, MAX_ALBUMS_PER_ARTIST, type New } from '../store.ts'
 import { artistFieldsJson, recordChanges } from './changes.ts'
-import { isUnavailable } from './faults.ts'
+import { isUnavailable } from './outages.ts'
 import { sqlState } from './retry.ts'
 import { albumOf, albumRow, artistOf, artistRow } from './rows.ts'
 
