@@ -2,7 +2,7 @@ import { t } from 'elysia'
 import { IntegerParam } from '../http/integer-param.ts'
 import { PageQuery } from '../http/pagination.ts'
 import { STORABLE } from '../model/rules.ts'
-import { ALBUM_SORTS, ARTIST_SORTS } from '../model/search.ts'
+import { ALBUM_SORTS, ARTIST_SORTS, MAX_SEARCH_LENGTH } from '../model/search.ts'
 
 const artistId = IntegerParam({ minimum: 1, description: 'The id of the artist (a positive int64).' })
 
@@ -18,10 +18,10 @@ export const AlbumIdParams = t.Object({
 const searchText = (what: string) =>
   t.Optional(
     t.String({
-      maxLength: 200,
+      maxLength: MAX_SEARCH_LENGTH,
       pattern: STORABLE,
       description: `Finds ${what} this text, ignoring case and accents (\`garcia\` finds "García"); empty finds everything. An extension of the published contract.`,
-      error: 'a text of at most 200 characters',
+      error: `a text of at most ${MAX_SEARCH_LENGTH} characters`,
     }),
   )
 

@@ -3,6 +3,9 @@
  * sort as a Spanish reader expects. Every store applies these rules, however it keeps its data.
  */
 
+/** The longest search text, in characters: the API refuses a longer one; the pages search for its start. */
+export const MAX_SEARCH_LENGTH = 200
+
 /** The orders of the artist list: by id (the default), by name, by name descending. */
 export const ARTIST_SORTS = ['id', 'name', '-name'] as const
 /** The orders of an artist's album list: by id (the default), by year either way, by name. */

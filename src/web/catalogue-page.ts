@@ -1,5 +1,5 @@
 import type { Catalogue } from '../catalogue/service.ts'
-import { ARTIST_SORTS, type ArtistSort } from '../model/search.ts'
+import { ARTIST_SORTS, type ArtistSort, MAX_SEARCH_LENGTH } from '../model/search.ts'
 import type { Artist } from '../store/store.ts'
 import { artistFields } from './artist-fields.ts'
 import { NEEDS_SCRIPT, writeSection } from './forms.ts'
@@ -10,9 +10,6 @@ import { pageNumber, queryText } from './query.ts'
 
 /** Artists on one page of `/`: a grid of four rows of three on a wide screen. */
 export const ARTISTS_PER_PAGE = 12
-/** The longest search the API takes; the page searches for the start of a longer text. */
-const MAX_SEARCH = 200
-
 const SORT_LABELS: Record<ArtistSort, string> = { id: 'Catalogue order', name: 'Name, A–Z', '-name': 'Name, Z–A' }
 
 /** What `/` was asked for: a search, an order and a page number. */
@@ -44,7 +41,7 @@ function searchForm({ q, sort }: Listing): Html {
   return html`<form class="search" role="search" method="get" action="/">
 <div class="field">
 <label for="q">Find an artist or a band</label>
-<input type="search" id="q" name="q" value="${q}" maxlength="${MAX_SEARCH}" autocomplete="off">
+<input type="search" id="q" name="q" value="${q}" maxlength="${MAX_SEARCH_LENGTH}" autocomplete="off">
 </div>
 <div class="field">
 <label for="sort">Order</label>
@@ -79,11 +76,11 @@ ${page < pages ? link(page + 1, 'next', 'Next page →') : html`<span></span>`}
 }
 
 /**
- * The search a visitor typed, as the page uses it: trimmed, at most {@link MAX_SEARCH} characters, and without what
+ * The search a visitor typed, as the page uses it: trimmed, at most {@link MAX_SEARCH_LENGTH} characters, and without what
  * the API refuses in `q` (U+0000, and an unpaired surrogate, which a cut through an emoji would otherwise leave), so
  * that both stores find the same artists.
  */
-const searchText = (typed: string) => typed.trim().replaceAll('\u0000', '').slice(0, MAX_SEARCH).toWellFormed()
+const searchText = (typed: string) => typed.trim().replaceAll('\u0000', '').slice(0, MAX_SEARCH_LENGTH).toWellFormed()
 
 /**
  * `/`: the catalogue, a page of artists at a time, searched by name or band and ordered as asked, through the same
