@@ -3,7 +3,7 @@ import { FIRST_YEAR } from '../model/album.ts'
 import { NotFoundError } from '../model/errors.ts'
 import { artistTag } from '../store/entity-tag.ts'
 import type { Album, Artist } from '../store/store.ts'
-import { artistFields } from './artist-fields.ts'
+import { artistFormFields } from './artist-form-fields.ts'
 import { NEEDS_SCRIPT, writeSection } from './forms.ts'
 import { type Html, html } from './html.ts'
 import { LIVE_NEWS, notFoundPage, pageResponse } from './layout.ts'
@@ -165,7 +165,7 @@ ${writeSection(
     after: 'reload',
     signedIn: true,
     submit: 'Save the artist',
-    fields: artistFields(artist),
+    fields: artistFormFields(artist),
     // The version this page shows: a save is refused if someone changed the artist since (pages.js shows both).
     ifMatch: artistTag(artist),
   },

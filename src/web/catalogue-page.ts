@@ -1,7 +1,7 @@
 import type { Catalogue } from '../catalogue/service.ts'
 import { ARTIST_SORTS, type ArtistSort, MAX_SEARCH_LENGTH } from '../model/search.ts'
 import type { Artist } from '../store/store.ts'
-import { artistFields } from './artist-fields.ts'
+import { artistFormFields } from './artist-form-fields.ts'
 import { NEEDS_SCRIPT, writeSection } from './forms.ts'
 import { type Html, html } from './html.ts'
 import { LIVE_NEWS, pageResponse } from './layout.ts'
@@ -122,7 +122,7 @@ ${writeSection(
     after: 'artist',
     signedIn: true,
     submit: 'Add the artist',
-    fields: artistFields(),
+    fields: artistFormFields(),
   },
   here,
   'add an artist',

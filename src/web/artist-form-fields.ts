@@ -2,7 +2,7 @@ import type { Artist } from '../store/store.ts'
 import type { Field } from './forms.ts'
 
 /** The fields of an artist, as the forms to add and to edit one show them. */
-export const artistFields = (artist?: Artist): Field[] => [
+export const artistFormFields = (artist?: Artist): Field[] => [
   { name: 'name', label: 'Name', required: true, value: artist?.name, autocomplete: 'off' },
   { name: 'band', label: 'Band', value: artist?.band, autocomplete: 'off' },
   { name: 'description', label: 'Description', type: 'textarea', value: artist?.description },
