@@ -5,7 +5,7 @@ import { type Config, conflictIn, SERVER_OPTIONS, STORE_COMMANDS, type StoreComm
 import { isDatabaseUrl } from './store/target.ts'
 import { UsageError } from './usage-error.ts'
 
-export { parseDuration } from './cli/option-values.ts'
+export { parseDuration } from './option-values.ts'
 export type { Config, LogMode } from './options.ts'
 export { UsageError } from './usage-error.ts'
 

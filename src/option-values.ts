@@ -1,6 +1,6 @@
-import { parseMetricsAddress } from '../metrics/serve-metrics.ts'
-import { withCommas } from '../text/numbers.ts'
-import { UsageError } from '../usage-error.ts'
+import { parseMetricsAddress } from './metrics/serve-metrics.ts'
+import { withCommas } from './text/numbers.ts'
+import { UsageError } from './usage-error.ts'
 
 /**
  * How the npm package writes a value on the executable's command line: `value` as text after the flag, `ms` as a
