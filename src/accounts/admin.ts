@@ -2,7 +2,8 @@ import { argon2id, type PasswordHasher } from '../auth/password.ts'
 import { EMAIL_PATTERN, isFoldedEmail } from '../model/email.ts'
 import { ConflictError, InvalidFieldError, NotFoundError } from '../model/errors.ts'
 import { UNSTORABLE_DETAIL, unstorable } from '../model/rules.ts'
-import { DuplicateEmailError, type Page, type Slice, type Store, type User } from '../store/store.ts'
+import type { User } from '../model/user.ts'
+import { DuplicateEmailError, type Page, type Slice, type Store } from '../store/store.ts'
 import { displayEmail, normalizeEmail } from './service.ts'
 
 /** An account as the operator sees it (`rock-legends users`, `/__admin/users`): never the password or its hash. */

@@ -4,19 +4,11 @@ import type { authGuard } from '../auth/guard.ts'
 import { anyCredential, bearerToken, publicAccess } from '../docs/security.ts'
 import { jsonBody, SMALL_BODY_BYTES } from '../http/body.ts'
 import { PageQuery, Paginated, pageMeta, pageOf } from '../http/pagination.ts'
-import { described, problemResponses } from '../http/responses.ts'
+import { described, NoContent, problemResponses } from '../http/responses.ts'
+import { ApiKey, ApiKeyInput, NewApiKey } from '../model/credential.ts'
+import { LoginInput, PublicUser, Session, SignupInput } from '../model/user.ts'
 import type { Slice } from '../store/store.ts'
-import {
-  ApiKey,
-  ApiKeyIdParams,
-  ApiKeyInput,
-  LoginInput,
-  NewApiKey,
-  NoContent,
-  Session,
-  SignupInput,
-  User,
-} from './model.ts'
+import { ApiKeyIdParams } from './params.ts'
 import type { Accounts, PersonalKey, Session as SignedIn } from './service.ts'
 
 const BASE = '/api/v1/user'
@@ -24,7 +16,7 @@ const KEYS = `${BASE}/api-keys`
 
 const noContent = () => new Response(null, { status: 204 })
 
-/** A session as `POST /login` answers it (`Session` in model.ts). */
+/** A session as `POST /login` answers it (`Session` in model/user.ts). */
 const sessionAnswer = ({ user, token, expiresAt }: SignedIn) => ({
   user,
   token,
@@ -32,7 +24,7 @@ const sessionAnswer = ({ user, token, expiresAt }: SignedIn) => ({
   expires_at: expiresAt,
 })
 
-/** A personal API key as the API shows it (`ApiKey` in model.ts): `last_used_at` left out until it is first used. */
+/** A personal API key as the API shows it (`ApiKey` in model/credential.ts): `last_used_at` left out until it is first used. */
 const keyAnswer = ({ id, name, prefix, createdAt, lastUsedAt }: PersonalKey) => ({
   id,
   name,
@@ -65,7 +57,7 @@ export const accountRoutes = (accounts: Accounts, guard: ReturnType<typeof authG
         parse: jsonBody({ limit: SMALL_BODY_BYTES, first: () => accounts.requireSignupOpen() }),
         body: SignupInput,
         response: {
-          201: described(User, 'The new user; `Location` is where they can read their profile once logged in.'),
+          201: described(PublicUser, 'The new user; `Location` is where they can read their profile once logged in.'),
           ...problemResponses(400, 403, 409, 413, 415, 429, 503),
         },
         detail: {
@@ -101,7 +93,7 @@ export const accountRoutes = (accounts: Accounts, guard: ReturnType<typeof authG
     )
     .get('/me', ({ caller }) => accounts.getUser(caller.userId), {
       user: true,
-      response: { 200: described(User, 'The signed-in user.'), ...problemResponses(401, 403, 404, 503) },
+      response: { 200: described(PublicUser, 'The signed-in user.'), ...problemResponses(401, 403, 404, 503) },
       detail: {
         operationId: 'getCurrentUser',
         summary: 'Who am I',

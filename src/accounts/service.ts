@@ -1,6 +1,7 @@
 import type { UserCaller } from '../auth/guard.ts'
 import { argon2id, dummyHash, type PasswordHasher } from '../auth/password.ts'
 import { generateSecret, hashSecret, KEY_PREFIX, TOKEN_PREFIX } from '../auth/secrets.ts'
+import type { Credential } from '../model/credential.ts'
 import { emailKey, isFoldedEmail } from '../model/email.ts'
 import {
   AccountDisabledError,
@@ -12,10 +13,10 @@ import {
   TooManyAttemptsError,
   UnauthenticatedError,
 } from '../model/errors.ts'
+import type { PublicUser, User } from '../model/user.ts'
 import {
   AccountChangedError,
   type Attempt,
-  type Credential,
   type CredentialLimit,
   CredentialLimitError,
   DuplicateEmailError,
@@ -25,7 +26,6 @@ import {
   type Recents,
   type Slice,
   type Store,
-  type User,
 } from '../store/store.ts'
 
 /** How often each account operation may be tried before it is refused with 429. */
@@ -94,13 +94,6 @@ export interface AccountsOptions {
   limits?: AccountLimits
   /** Whether anyone may create an account; `false` with `--no-signup`. */
   signup?: boolean
-}
-
-/** A user as the service hands one out: never the password's hash, nor the state of the account. */
-export interface PublicUser {
-  id: number
-  name: string
-  email: string
 }
 
 /** A signed-in session: the user and their new bearer token, shown only now. */

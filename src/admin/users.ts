@@ -1,8 +1,8 @@
 import { Elysia, t } from 'elysia'
 import type { AccountAdmin } from '../accounts/admin.ts'
-import { SignupInput } from '../accounts/model.ts'
 import type { authGuard } from '../auth/guard.ts'
 import { PageQuery, pageMeta, pageOf } from '../http/pagination.ts'
+import { SignupInput } from '../model/user.ts'
 
 const BASE = '/__admin/users'
 

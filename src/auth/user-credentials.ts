@@ -1,4 +1,5 @@
-import { isDead, type Store } from '../store/store.ts'
+import { isDead } from '../model/credential.ts'
+import type { Store } from '../store/store.ts'
 import type { CredentialCheck } from './guard.ts'
 import { sameHash } from './secrets.ts'
 

@@ -1,5 +1,7 @@
 import type { Caller } from '../auth/guard.ts'
+import type { Album } from '../model/album.ts'
 import { type AlbumInput, albumFields } from '../model/album.ts'
+import type { Artist } from '../model/artist.ts'
 import { type ArtistInput, artistFields } from '../model/artist.ts'
 import {
   ChangedSinceReadError,
@@ -10,16 +12,7 @@ import {
 } from '../model/errors.ts'
 import type { AlbumSort, ArtistSort, ListQuery } from '../model/search.ts'
 import { artistTag, StaleVersionError } from '../store/entity-tag.ts'
-import {
-  type Album,
-  AlbumLimitError,
-  type Artist,
-  type Limiter,
-  type Page,
-  type RateLimit,
-  type Slice,
-  type Store,
-} from '../store/store.ts'
+import { AlbumLimitError, type Limiter, type Page, type RateLimit, type Slice, type Store } from '../store/store.ts'
 import { withCommas } from '../text/numbers.ts'
 
 /** How many records one account may add to the catalogue; an operator's service key is not counted. */

@@ -1,11 +1,21 @@
-import { ApiKey, NewApiKey, Session, User } from '../accounts/model.ts'
 import { ProblemDetails } from '../http/responses.ts'
 import { Album } from '../model/album.ts'
 import { Artist, ArtistInput } from '../model/artist.ts'
+import { ApiKey, NewApiKey } from '../model/credential.ts'
+import { PublicUser, Session } from '../model/user.ts'
 import type { Paths, Schema } from './shapes.ts'
 
 /** The schemas the document names in `components`, so that each is described once and referred to everywhere. */
-export const namedSchemas = { Artist, Album, ArtistInput, User, Session, ApiKey, NewApiKey, Problem: ProblemDetails }
+export const namedSchemas = {
+  Artist,
+  Album,
+  ArtistInput,
+  User: PublicUser,
+  Session,
+  ApiKey,
+  NewApiKey,
+  Problem: ProblemDetails,
+}
 
 const isObject = (value: unknown): value is Schema => typeof value === 'object' && value !== null
 

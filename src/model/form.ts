@@ -79,3 +79,6 @@ export function storedProperties<F extends TProperties, const R extends keyof F>
     (field) => Type.Union([field, Type.Null()]),
   ) as Stored<F, R>
 }
+
+/** The fields of a new record: all but the id, which the store assigns itself. */
+export type New<T> = Omit<T, 'id'>

@@ -35,6 +35,14 @@ export const NAME_RULES = {
   error: 'a string of 1–200 characters, not blank',
 }
 
+/** The name of an account or of a personal API key: 1–100 characters and not blank (trimmed before it is stored). */
+export const SHORT_NAME_RULES = {
+  minLength: 1,
+  maxLength: 100,
+  pattern: NAME_PATTERN,
+  error: 'a string of 1–100 characters, not blank',
+}
+
 const IMAGE_RULE = 'an absolute http(s) URL or a path on this server (starting with one /), at most 2048 characters'
 
 /** A picture: an absolute http(s) URL, or a path on this server such as a generated cover. */
@@ -52,3 +60,6 @@ export const RECORD_ID = Type.Integer({
   description: 'Assigned by the service; never reused.',
   examples: [1],
 })
+
+/** The id of a stored record, as a data file or backup must hold it. */
+export const STORED_ID = Type.Integer({ minimum: 1 })

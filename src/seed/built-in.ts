@@ -1,5 +1,5 @@
 import legends from '../../data/legends.json' with { type: 'json' }
-import type { CatalogueEntry } from '../store/store.ts'
+import type { CatalogueEntry } from '../model/catalogue.ts'
 import { parseCatalogue } from './catalogue-file.ts'
 
 /** What the embedded catalogue is called in messages. */

@@ -3,8 +3,8 @@ import { type ValueError, ValueErrorType } from '@sinclair/typebox/errors'
 import { type TSchema, t } from 'elysia'
 import { AlbumInput, albumFields } from '../model/album.ts'
 import { ArtistInput, artistFields } from '../model/artist.ts'
+import type { CatalogueEntry } from '../model/catalogue.ts'
 import { describeSchema, type SchemaLike } from '../model/schema-words.ts'
-import type { CatalogueEntry } from '../store/store.ts'
 import { SeedError } from './seed-error.ts'
 
 /** How many problems a rejected file lists: enough to fix several at once, few enough to read. */

@@ -1,5 +1,6 @@
 import { coverPath } from '../covers/cover-path.ts'
-import type { CatalogueEntry, Store } from '../store/store.ts'
+import type { CatalogueEntry } from '../model/catalogue.ts'
+import type { Store } from '../store/store.ts'
 import { builtInEntries } from './built-in.ts' with { type: 'macro' }
 import { parseCatalogue } from './catalogue-file.ts'
 import { SeedError } from './seed-error.ts'

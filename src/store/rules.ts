@@ -4,15 +4,8 @@
  * names). A rule changed here changes for both stores; a rule written again inside one store is the drift this file
  * exists to prevent.
  */
-import type { Credential, CredentialLimit, NewCredential } from './store.ts'
-
-/**
- * Whether a credential can never be used again at `now` (ms since the epoch): revoked, or expired. An expiry that is
- * not a date never comes (`Date.parse` gives NaN); the SQL store's `expires_ms` column is null then (`msOf`), and its
- * purge (`revoked_at IS NOT NULL OR expires_ms <= now`) is this predicate over the whole table.
- */
-export const isDead = (credential: Credential, now: number): boolean =>
-  credential.revokedAt !== null || (credential.expiresAt !== null && Date.parse(credential.expiresAt) <= now)
+import { type Credential, isDead, type NewCredential } from '../model/credential.ts'
+import type { CredentialLimit } from './store.ts'
 
 /** The user's credentials of `kind` still live at `now` (ms since the epoch), in the order given. */
 export const liveOf = (credentials: readonly Credential[], kind: Credential['kind'], now: number): Credential[] =>

@@ -6,35 +6,12 @@
 import type { StoreMetrics } from '../metrics/metrics.ts'
 import type { Album } from '../model/album.ts'
 import type { Artist } from '../model/artist.ts'
+import type { CatalogueEntry } from '../model/catalogue.ts'
+import type { Credential, NewCredential } from '../model/credential.ts'
+import type { New } from '../model/form.ts'
 import type { AlbumSort, ArtistSort, ListQuery } from '../model/search.ts'
+import type { NewUser, User } from '../model/user.ts'
 import type { Changes } from './changes.ts'
-
-export type { Album, Artist }
-
-/** A registered user; the password is kept only as an argon2id hash. */
-export interface User {
-  id: number
-  name: string
-  email: string
-  passwordHash: string
-  createdAt: string
-  /**
-   * When the operator disabled the account (`rock-legends users disable`), or null: a disabled account cannot log in
-   * and its tokens and keys are refused. Data written before accounts could be disabled has no such field; the stores
-   * read it as null.
-   */
-  disabledAt: string | null
-  /**
-   * The account's credentials epoch: moved on (by `users.startEpoch`) when what was issued on the strength of the
-   * account as it was must end, a password reset. A credential is stored only while its account is still at the
-   * epoch its issuer read before checking the password (see `credentials.insert`), and a bearer token of an older
-   * epoch is refused at use. New accounts start at 0; data written before epochs existed has none: read as 0.
-   */
-  credentialsEpoch: number
-}
-
-/** The fields of a new account: every one starts at credentials epoch 0. */
-export type NewUser = Omit<New<User>, 'credentialsEpoch'>
 
 /** What `users.update` may change in an account: its password hash and whether (since when) it is disabled. */
 export type UserChanges = Partial<Pick<User, 'passwordHash' | 'disabledAt'>>
@@ -44,35 +21,6 @@ export interface NewEpoch {
   user: User
   revokedTokens: number
 }
-
-/** A bearer token or personal API key of a user, kept only as the SHA-256 hash of its secret. */
-export interface Credential {
-  id: number
-  userId: number
-  kind: 'token' | 'key'
-  name: string | null
-  hash: string
-  prefix: string
-  createdAt: string
-  expiresAt: string | null
-  lastUsedAt: string | null
-  revokedAt: string | null
-  /**
-   * The credentials epoch of its account that it was issued under (see `User.credentialsEpoch`); 0 in data written
-   * before epochs existed.
-   */
-  epoch: number
-}
-
-/** The fields of a record that the store assigns itself. */
-export type New<T> = Omit<T, 'id'>
-
-/**
- * The fields of a new credential. `epoch` is the account's credentials epoch as its issuer read it, before the check
- * the credential is issued on (the password, the caller's credential); left out, it is 0, the first, which can only
- * make the insert refused, never let one through that should not be.
- */
-export type NewCredential = Omit<New<Credential>, 'epoch'> & { epoch?: number }
 
 /** One page of a list: `limit` items after skipping `offset`. */
 export interface Page {
@@ -84,20 +32,6 @@ export interface Page {
 export interface Slice<T> {
   items: readonly T[]
   total: number
-}
-
-/**
- * An album of a {@link CatalogueEntry}. An absent `image` may be filled in by `load` (see {@link LoadOptions}); a
- * null one stays unset.
- */
-export interface CatalogueAlbum extends Omit<New<Album>, 'artistId' | 'image'> {
-  image?: string | null
-}
-
-/** An artist with its albums, as a catalogue to load in one write (the seed); `image` as for albums. */
-export interface CatalogueEntry extends Omit<New<Artist>, 'image'> {
-  image?: string | null
-  albums: CatalogueAlbum[]
 }
 
 /** How `load` fills in what a catalogue leaves out. */
@@ -260,9 +194,6 @@ export interface Recents {
   has(owner: string, member: string): Promise<boolean>
 }
 
-/** Whether a credential can never be used again at `now` (ms since the epoch): the rule in rules.ts, re-exported. */
-export { isDead } from './rules.ts'
-
 /**
  * The one interface every backend implements: the document store (in memory, or over a JSON data file) and the SQL
  * store (PostgreSQL or CockroachDB, shared by many replicas). Reads and writes return promises; a read sees every
@@ -314,7 +245,7 @@ export interface Store {
   }
   readonly credentials: {
     findByHash(hash: string): Promise<Credential | undefined>
-    /** The user's credentials in id order; dead ones (see {@link isDead}) may linger until purged. */
+    /** The user's credentials in id order; dead ones (see `isDead`) may linger until purged. */
     listByUser(userId: number): Promise<readonly Credential[]>
     /**
      * Adds a credential, only while its account exists, is enabled and is still at the credentials epoch

@@ -1,4 +1,4 @@
-import type { Artist } from '../store/store.ts'
+import type { Artist } from '../model/artist.ts'
 import type { Field } from './forms.ts'
 
 /** The fields of an artist, as the forms to add and to edit one show them. */

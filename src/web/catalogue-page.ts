@@ -1,6 +1,6 @@
 import type { Catalogue } from '../catalogue/service.ts'
+import type { Artist } from '../model/artist.ts'
 import { ARTIST_SORTS, type ArtistSort, MAX_SEARCH_LENGTH } from '../model/search.ts'
-import type { Artist } from '../store/store.ts'
 import { artistFormFields } from './artist-form-fields.ts'
 import { NEEDS_SCRIPT, writeSection } from './forms.ts'
 import { type Html, html } from './html.ts'

@@ -2,10 +2,11 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createApp } from '../../src/app.ts'
 import { paginator } from '../../src/http/pagination.ts'
 import type { Artist } from '../../src/model/artist.ts'
+import type { CatalogueEntry } from '../../src/model/catalogue.ts'
 import { openMemoryStore } from '../../src/store/document/memory.ts'
 import { PageCache } from '../../src/store/sql/page-cache.ts'
 import { openSqlStore, type SqlStore } from '../../src/store/sql/sql-store.ts'
-import type { CatalogueEntry, Store } from '../../src/store/store.ts'
+import type { Store } from '../../src/store/store.ts'
 import { skipWithoutPostgres, type TestPostgres, testPostgres } from '../support/postgres.ts'
 
 // The caches of list pages hold what visitors ask for: as many distinct pages as there are limits, offsets, searches

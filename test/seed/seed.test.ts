@@ -1,8 +1,9 @@
 import { describe, expect, test } from 'bun:test'
 import legends from '../../data/legends.json' with { type: 'json' }
+import type { Album } from '../../src/model/album.ts'
 import { parseCatalogue, seedStore } from '../../src/seed/seed.ts'
 import { openMemoryStore } from '../../src/store/document/memory.ts'
-import type { Album, Store } from '../../src/store/store.ts'
+import type { Store } from '../../src/store/store.ts'
 import { removeDir, tempDir } from '../support/binary.ts'
 import { countingStore } from '../support/stores.ts'
 

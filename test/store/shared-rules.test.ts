@@ -3,10 +3,12 @@
  * send but a seed file or old data can: the document store and the SQL store answer alike.
  */
 import { afterEach, beforeAll, describe, expect, test } from 'bun:test'
+import type { Credential } from '../../src/model/credential.ts'
+import type { New } from '../../src/model/form.ts'
 import { openMemoryStore } from '../../src/store/document/memory.ts'
 import { makeRoom } from '../../src/store/rules.ts'
 import { openSqlStore, type SqlStore } from '../../src/store/sql/sql-store.ts'
-import { type Credential, CredentialLimitError, type New, type Store } from '../../src/store/store.ts'
+import { CredentialLimitError, type Store } from '../../src/store/store.ts'
 import { skipWithoutPostgres, type TestPostgres, testPostgres } from '../support/postgres.ts'
 
 const skip = skipWithoutPostgres()

@@ -1,4 +1,5 @@
-import { type Credential, StoreUnavailableError } from '../store.ts'
+import type { Credential } from '../../model/credential.ts'
+import { StoreUnavailableError } from '../store.ts'
 import type { Document } from './document.ts'
 import type { Collection, JournalEntry, Persistence, StoredRecord } from './persistence.ts'
 import type { Records, Rewind } from './records.ts'

@@ -1,28 +1,26 @@
 import type { Low } from 'lowdb'
 import type { StoreMetrics } from '../../metrics/metrics.ts'
+import type { Album } from '../../model/album.ts'
+import type { Artist } from '../../model/artist.ts'
+import type { CatalogueEntry } from '../../model/catalogue.ts'
+import { type Credential, isDead, type NewCredential } from '../../model/credential.ts'
 import { emailKey } from '../../model/email.ts'
+import type { New } from '../../model/form.ts'
 import type { AlbumSort, ArtistSort, ListQuery } from '../../model/search.ts'
+import type { NewUser, User } from '../../model/user.ts'
 import { type Change, ChangeHub } from '../changes.ts'
 import { artistTag, StaleVersionError } from '../entity-tag.ts'
 import { imageOf, liveOf, makeRoom } from '../rules.ts'
 import {
   AccountChangedError,
-  type Album,
   AlbumLimitError,
-  type Artist,
-  type CatalogueEntry,
-  type Credential,
   type CredentialLimit,
   CredentialLimitError,
   DuplicateEmailError,
-  isDead,
   type Limiter,
   type LoadOptions,
   MAX_ALBUMS_PER_ARTIST,
-  type New,
-  type NewCredential,
   type NewEpoch,
-  type NewUser,
   type Page,
   type RateLimit,
   type Recents,
@@ -31,7 +29,6 @@ import {
   type Snapshot,
   type Store,
   StoreUnavailableError,
-  type User,
   type UserChanges,
 } from '../store.ts'
 import { listAlbums } from './album-lists.ts'

@@ -2,11 +2,8 @@ import { type Static, Type as T, type TSchema } from '@sinclair/typebox'
 import { type TypeCheck, TypeCompiler } from '@sinclair/typebox/compiler'
 import { type Album, StoredAlbum } from '../../model/album.ts'
 import { type Artist, StoredArtist } from '../../model/artist.ts'
-import type { Credential, User } from '../store.ts'
-
-const nullable = <S extends ReturnType<typeof T.String>>(schema: S) => T.Union([schema, T.Null()])
-const id = T.Integer({ minimum: 1 })
-const timestamp = T.String()
+import { type Credential, StoredCredential } from '../../model/credential.ts'
+import { StoredUser, type User } from '../../model/user.ts'
 
 /** The shape of the one JSON document a data file holds. */
 export const DocumentSchema = T.Object({
@@ -14,34 +11,8 @@ export const DocumentSchema = T.Object({
   counters: T.Object({ artists: T.Integer(), albums: T.Integer(), users: T.Integer(), credentials: T.Integer() }),
   artists: T.Array(StoredArtist),
   albums: T.Array(StoredAlbum),
-  users: T.Array(
-    T.Object({
-      id,
-      name: T.String(),
-      email: T.String(),
-      passwordHash: T.String(),
-      createdAt: timestamp,
-      // Optional: files and journals written before accounts could be disabled have none (see upgrade.ts).
-      disabledAt: T.Optional(nullable(timestamp)),
-      // Optional: files and journals written before credentials epochs have none (read as 0, see upgradeDocument).
-      credentialsEpoch: T.Optional(T.Integer({ minimum: 0 })),
-    }),
-  ),
-  credentials: T.Array(
-    T.Object({
-      id,
-      userId: id,
-      kind: T.Union([T.Literal('token'), T.Literal('key')]),
-      name: nullable(T.String()),
-      hash: T.String(),
-      prefix: T.String(),
-      createdAt: timestamp,
-      expiresAt: nullable(timestamp),
-      lastUsedAt: nullable(timestamp),
-      revokedAt: nullable(timestamp),
-      epoch: T.Optional(T.Integer({ minimum: 0 })),
-    }),
-  ),
+  users: T.Array(StoredUser),
+  credentials: T.Array(StoredCredential),
 })
 
 /** The data file's document as read: records in id order and the counters that assign the next ids. */

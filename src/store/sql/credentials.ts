@@ -1,11 +1,10 @@
 import type { SQL } from 'bun'
+import type { Credential, NewCredential } from '../../model/credential.ts'
 import { makeRoom } from '../rules.ts'
 import {
   AccountChangedError,
-  type Credential,
   type CredentialLimit,
   CredentialLimitError,
-  type NewCredential,
   type NewEpoch,
   type UserChanges,
 } from '../store.ts'

@@ -1,6 +1,7 @@
 import type { SQL } from 'bun'
+import type { CatalogueEntry } from '../../model/catalogue.ts'
 import { imageOf } from '../rules.ts'
-import type { CatalogueEntry, LoadOptions } from '../store.ts'
+import type { LoadOptions } from '../store.ts'
 import { albumRow, artistRow } from './rows.ts'
 import { insertRows } from './snapshot.ts'
 import { takeIds, tallyArtists } from './writes.ts'

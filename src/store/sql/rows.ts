@@ -4,8 +4,10 @@
  */
 import type { Album } from '../../model/album.ts'
 import type { Artist } from '../../model/artist.ts'
+import type { Credential, NewCredential } from '../../model/credential.ts'
+import type { New } from '../../model/form.ts'
 import { nameKey, searchable } from '../../model/search.ts'
-import type { Credential, New, NewCredential, NewUser, User } from '../store.ts'
+import type { NewUser, User } from '../../model/user.ts'
 
 /** What an artist search looks for (`searchable`, as in the document store); empty finds everything. */
 export const artistNeedle = (q: string | undefined) => searchable(q ?? '')

@@ -1,7 +1,8 @@
 import type { SQL } from 'bun'
 import type { Album } from '../../model/album.ts'
 import type { Artist } from '../../model/artist.ts'
-import type { Credential, User } from '../store.ts'
+import type { Credential } from '../../model/credential.ts'
+import type { User } from '../../model/user.ts'
 import {
   ALBUM_COLUMNS,
   ARTIST_COLUMNS,

@@ -3,21 +3,20 @@ import type { SQL } from 'bun'
 import type { PoolUse, StoreMetrics } from '../../metrics/metrics.ts'
 import type { Album } from '../../model/album.ts'
 import type { Artist } from '../../model/artist.ts'
+import type { CatalogueEntry } from '../../model/catalogue.ts'
+import type { Credential, NewCredential } from '../../model/credential.ts'
 import { emailKey } from '../../model/email.ts'
+import type { New } from '../../model/form.ts'
 import type { AlbumSort, ArtistSort, ListQuery } from '../../model/search.ts'
+import type { NewUser, User } from '../../model/user.ts'
 import { artistTag, StaleVersionError } from '../entity-tag.ts'
 import {
-  type CatalogueEntry,
-  type Credential,
   type CredentialLimit,
   DatabaseUnavailableError,
   DuplicateEmailError,
   type Limiter,
   type LoadOptions,
-  type New,
-  type NewCredential,
   type NewEpoch,
-  type NewUser,
   type Page,
   type RateLimit,
   type Recents,
@@ -26,7 +25,6 @@ import {
   type Snapshot,
   type Store,
   StoreUnavailableError,
-  type User,
   type UserChanges,
 } from '../store.ts'
 import { recordChanges, SqlChanges, type SqlChangesOptions } from './changes.ts'

@@ -6,10 +6,11 @@
  */
 import { describe, expect, test } from 'bun:test'
 import { SQL } from 'bun'
+import type { NewCredential } from '../../../src/model/credential.ts'
+import type { NewUser } from '../../../src/model/user.ts'
 import { insertCredential } from '../../../src/store/sql/credentials.ts'
 import { openSqlStore } from '../../../src/store/sql/sql-store.ts'
 import { WriteBatcher } from '../../../src/store/sql/writes.ts'
-import type { NewCredential, NewUser } from '../../../src/store/store.ts'
 import { sqlTestFile, type TestPostgres } from '../../support/postgres.ts'
 
 let pg: TestPostgres

@@ -1,15 +1,15 @@
 import { describe, expect, test } from 'bun:test'
 import { SQL } from 'bun'
+import type { CatalogueEntry } from '../../../src/model/catalogue.ts'
+import type { Credential } from '../../../src/model/credential.ts'
+import type { New } from '../../../src/model/form.ts'
 import type { AlbumSort, ArtistSort } from '../../../src/model/search.ts'
 import { openMemoryStore } from '../../../src/store/document/memory.ts'
 import { openSqlStore, type SqlStore, type SqlStoreOptions } from '../../../src/store/sql/sql-store.ts'
 import {
-  type CatalogueEntry,
-  type Credential,
   CredentialLimitError,
   DatabaseUnavailableError,
   DuplicateEmailError,
-  type New,
   type Store,
 } from '../../../src/store/store.ts'
 import { sqlTestFile, type TestPostgres } from '../../support/postgres.ts'
