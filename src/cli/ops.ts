@@ -3,27 +3,26 @@ import { rm } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
 import pkg from '../../package.json' with { type: 'json' }
 import { printErrorLine, printLine } from '../log.ts'
+import type { StoreDocument } from '../model/store-document.ts'
 import { BackupFileError, readBackupFile, writeBackupFile } from '../ops/backup-file.ts'
-import { type BackupContent, encodeBackup, type StoreKind } from '../ops/backup-format.ts'
+import { encodeBackup, type StoreKind } from '../ops/backup-format.ts'
 import { refuseConnectedDatabase, refuseOwnedFile as refuseOwned } from '../ops/owners.ts'
 import { readDataFile } from '../ops/read-data-file.ts'
 import { RefusedError } from '../ops/refused-error.ts'
 import { count, listProblems, storeName as named } from '../ops/report.ts'
 import { asideName } from '../ops/restore-data-file.ts'
 import { type Problem, storeProblems } from '../ops/store-problems.ts'
-import type { StoredDocument } from '../store/document/document.ts'
-import { upgradeDocument } from '../store/document/upgrade.ts'
 import { DataFileError, DataFileLockedError } from '../store/json-file/errors.ts'
 import { isDatabaseUrl } from '../store/open-store.ts'
 import { StoreUnavailableError } from '../store/store.ts'
 import type { OpsConfig } from './ops-args.ts'
 
 /** Everything the store `data` holds, read whole, and the kind of store; refuses one with problems. */
-async function readStore(data: string): Promise<{ content: BackupContent; store: StoreKind }> {
+async function readStore(data: string): Promise<{ content: StoreDocument; store: StoreKind }> {
   if (isDatabaseUrl(data)) {
     const { openDatabase, readDatabase } = await import('../ops/database.ts')
     const store = await openDatabase(data)
-    let content: BackupContent
+    let content: StoreDocument
     try {
       content = await readDatabase(store)
     } finally {
@@ -60,7 +59,7 @@ async function readStore(data: string): Promise<{ content: BackupContent; store:
         `${data} has problems (above), so no backup was written: rock-legends verify --data ${data}`,
       )
     }
-    return { content: upgradeDocument(read.document) as unknown as BackupContent, store: 'json-file' }
+    return { content: read.document, store: 'json-file' }
   } finally {
     release()
   }
@@ -81,7 +80,7 @@ async function verify(config: OpsConfig): Promise<number> {
     return 0
   }
   const data = config.data as string
-  let content: BackupContent | undefined
+  let content: StoreDocument | undefined
   let problems: Problem[]
   if (isDatabaseUrl(data)) {
     const { openDatabase, readDatabase } = await import('../ops/database.ts')
@@ -96,7 +95,7 @@ async function verify(config: OpsConfig): Promise<number> {
     const read = readDataFile(resolve(data))
     for (const note of read.notes) printLine(`note: ${note}`)
     problems = read.exists || read.problems.length > 0 ? read.problems : [{ where: data, what: 'does not exist' }]
-    content = read.document as unknown as BackupContent | undefined
+    content = read.document
   }
   const name = await named(data)
   if (problems.length > 0 || !content) {
@@ -172,10 +171,7 @@ async function restore(config: OpsConfig): Promise<number> {
     listProblems(file, problems)
     throw new RefusedError(`${file} is not a sound backup (above): nothing was changed`)
   }
-  // The content as this build stores it (a backup written by an earlier build may lack fields added since).
-  const content = upgradeDocument(
-    structuredClone(read.content) as unknown as StoredDocument,
-  ) as unknown as BackupContent
+  const content = read.content
   if (!isDatabaseUrl(data)) {
     await refuseOwned(data, 'a restore replaces a store only while no server uses it; stop the server first')
     const { restoreDataFile } = await import('../ops/restore-data-file.ts')

@@ -66,7 +66,7 @@ const storedId = Type.Integer({ minimum: 1 })
 
 /**
  * An album as a data file may hold it: files written by 0.1 builds hold null for unset fields
- * (src/store/document/upgrade.ts).
+ * (src/model/upgrade.ts).
  */
 export const StoredAlbum = Type.Object({ id: storedId, artistId: storedId, ...storedProperties(fields, required) })
 

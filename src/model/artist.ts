@@ -75,7 +75,7 @@ export type ArtistInput = Static<typeof ArtistInput>
 
 /**
  * An artist as a data file may hold it: files written by 0.1 builds hold null for unset fields
- * (src/store/document/upgrade.ts).
+ * (src/model/upgrade.ts).
  */
 export const StoredArtist = Type.Object({ id: Type.Integer({ minimum: 1 }), ...storedProperties(fields, required) })
 

@@ -1,3 +1,5 @@
+import { COLLECTIONS, type StoreDocument, type StoredDocument } from '../model/store-document.ts'
+import { upgradeDocument } from '../model/upgrade.ts'
 import { type Problem, storeProblems } from './store-problems.ts'
 
 /** The `format` every backup file names: a reader knows what it holds before it reads further. */
@@ -7,19 +9,6 @@ export const BACKUP_FORMAT_VERSION = 1
 
 /** The kind of store a backup was taken from. */
 export type StoreKind = 'json-file' | 'postgresql'
-
-/**
- * Everything a store holds, as `snapshot()` gives it: the data file's document shape (document.ts), records kept
- * generic here so that a field a later build adds to a record travels through backup and restore untouched.
- */
-export interface BackupContent {
-  version: number
-  counters: { artists: number; albums: number; users: number; credentials: number }
-  artists: Record<string, unknown>[]
-  albums: Record<string, unknown>[]
-  users: Record<string, unknown>[]
-  credentials: Record<string, unknown>[]
-}
 
 /** What a backup says about itself, ahead of its content. */
 export interface BackupHeader {
@@ -35,13 +24,10 @@ export interface BackupHeader {
   checksum: string
 }
 
-/** A whole backup: its header and the store's content. */
+/** A whole backup: its header and everything the store held (`snapshot()`). */
 export interface Backup extends BackupHeader {
-  content: BackupContent
+  content: StoreDocument
 }
-
-/** The collections of a store, in the order a backup lists them. */
-export const COLLECTIONS = ['artists', 'albums', 'users', 'credentials'] as const
 
 /** JSON with every object's keys in code-point order and no spaces: one text for one value, whatever the key order. */
 export function canonicalJson(value: unknown): string {
@@ -113,7 +99,7 @@ export async function contentChecksumSoon(content: unknown): Promise<string> {
  */
 export function* encodeBackup(
   meta: Omit<BackupHeader, 'format' | 'formatVersion' | 'checksum'> & Partial<Pick<BackupHeader, 'checksum'>>,
-  content: BackupContent,
+  content: StoreDocument,
 ): Generator<string> {
   const header: BackupHeader = {
     format: BACKUP_FORMAT,
@@ -149,8 +135,8 @@ export function* encodeBackup(
 }
 
 /**
- * What {@link decodeBackup} found: the backup as read (once it names the format; sound only without problems), and
- * every problem, with where.
+ * What {@link decodeBackup} found: the backup as read (once it names the format; sound only without problems, and
+ * then its content in this build's form), and every problem, with where.
  */
 export interface DecodedBackup {
   backup?: Backup
@@ -211,5 +197,7 @@ export function decodeBackup(text: string): DecodedBackup {
   }
   if (content === undefined) problems.push({ where: '/content', what: 'is missing' })
   else problems.push(...storeProblems(content, '/content'))
+  // Read in this build's form, as a data file is: a backup an earlier build took may lack fields added since.
+  if (problems.length === 0) value.content = upgradeDocument(content as StoredDocument)
   return { backup: value as unknown as Backup, problems }
 }

@@ -2,12 +2,11 @@ import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
 import pkg from '../../package.json' with { type: 'json' }
 import { printLine } from '../log.ts'
-import type { StoredDocument } from '../store/document/document.ts'
-import { upgradeDocument } from '../store/document/upgrade.ts'
+import { COLLECTIONS, type StoreDocument } from '../model/store-document.ts'
 import { DataFileError, DataFileLockedError } from '../store/json-file/errors.ts'
 import { isDatabaseUrl } from '../store/open-store.ts'
 import { writeBackupFile } from './backup-file.ts'
-import { type BackupContent, COLLECTIONS, canonicalJson, contentChecksum, encodeBackup } from './backup-format.ts'
+import { canonicalJson, contentChecksum, encodeBackup } from './backup-format.ts'
 import { refuseConnectedDatabase, refuseOwnedFile } from './owners.ts'
 import { readDataFile } from './read-data-file.ts'
 import { RefusedError } from './refused-error.ts'
@@ -26,7 +25,7 @@ export interface CopyRequest {
 
 /** What one end of a copy holds now: its content when it could be read whole, and every problem. */
 interface Reading {
-  content?: BackupContent
+  content?: StoreDocument
   problems: Problem[]
   exists: boolean
 }
@@ -36,7 +35,7 @@ interface End {
   name: string
   read(): Promise<Reading>
   /** Replaces what it holds with `content`, all or nothing; answers where what it held is kept (none: nothing). */
-  replace(content: BackupContent, old: Reading): Promise<string[]>
+  replace(content: StoreDocument, old: Reading): Promise<string[]>
   close(): Promise<void>
 }
 
@@ -63,10 +62,7 @@ async function fileEnd(file: string, role: 'from' | 'to'): Promise<End> {
     async read() {
       const read = readDataFile(location)
       for (const note of read.notes) printLine(`note: ${note}`)
-      const content =
-        read.document && read.problems.length === 0
-          ? (upgradeDocument(read.document as StoredDocument) as unknown as BackupContent)
-          : undefined
+      const content = read.problems.length === 0 ? read.document : undefined
       return { content, problems: read.problems, exists: read.exists || read.problems.length > 0 }
     },
     async replace(content) {
@@ -127,7 +123,7 @@ function sameStore(from: string, to: string): boolean {
 }
 
 /** Where `after` first differs from `before`: a collection's size, or a record's id and the fields that differ. */
-function firstDifference(before: BackupContent, after: BackupContent): string {
+function firstDifference(before: StoreDocument, after: StoreDocument): string {
   for (const name of COLLECTIONS) {
     const [was, is] = [before[name], after[name]]
     if (was.length !== is.length) return `/${name} held ${was.length} records and holds ${is.length}`

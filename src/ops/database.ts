@@ -1,7 +1,6 @@
+import type { StoreDocument } from '../model/store-document.ts'
 import { connectSql, describeTarget } from '../store/sql/connect.ts'
 import type { SqlStore } from '../store/sql/sql-store.ts'
-import type { Snapshot } from '../store/store.ts'
-import type { BackupContent } from './backup-format.ts'
 
 /** Another session connected to a database: what the operator needs to find its process. */
 export interface Session {
@@ -52,13 +51,13 @@ export async function openDatabase(url: string): Promise<SqlStore> {
 }
 
 /** Everything the database holds, in one REPEATABLE READ transaction (`snapshot()`): consistent under any load. */
-export async function readDatabase(store: SqlStore): Promise<BackupContent> {
-  return (await store.snapshot()) as unknown as BackupContent
+export function readDatabase(store: SqlStore): Promise<StoreDocument> {
+  return store.snapshot()
 }
 
 /** Replaces everything in the database with `content`, in one transaction (`restore()`): all or nothing. */
-export async function restoreDatabase(store: SqlStore, content: BackupContent): Promise<void> {
-  await store.restore(content as unknown as Snapshot)
+export function restoreDatabase(store: SqlStore, content: StoreDocument): Promise<void> {
+  return store.restore(content)
 }
 
 /** The database's host, port and name, never its password: for messages. */

@@ -1,6 +1,6 @@
 import pkg from '../../package.json' with { type: 'json' }
 import type { Store } from '../store/store.ts'
-import { type BackupContent, contentChecksumSoon, encodeBackup, type StoreKind } from './backup-format.ts'
+import { contentChecksumSoon, encodeBackup, type StoreKind } from './backup-format.ts'
 
 /**
  * A backup of `store` as it is now, taken while the server goes on serving: its snapshot (a moment: new lists of the
@@ -11,7 +11,7 @@ export async function onlineBackup(
   store: Store,
   kind: StoreKind,
 ): Promise<{ takenAt: string; pieces: Generator<string> }> {
-  const content = (await store.snapshot()) as unknown as BackupContent
+  const content = await store.snapshot()
   const takenAt = new Date().toISOString()
   const checksum = await contentChecksumSoon(content)
   return { takenAt, pieces: encodeBackup({ takenAt, store: kind, build: pkg.version, checksum }, content) }

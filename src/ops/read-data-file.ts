@@ -1,26 +1,17 @@
 import { lstatSync, readFileSync, statSync } from 'node:fs'
-import { Type as T } from '@sinclair/typebox'
-import { DocumentSchema, lazyCheck, type StoredDocument } from '../store/document/document.ts'
-import { type JournalEntry, replay } from '../store/document/persistence.ts'
+import type { StoreDocument, StoredDocument } from '../model/store-document.ts'
+import { upgradeDocument } from '../model/upgrade.ts'
+import { type JournalEntry, journalEntryCheck, replay } from '../store/document/persistence.ts'
 import { foreignFileProblem } from '../store/json-file/owned-file.ts'
 import { type Problem, storeProblems } from './store-problems.ts'
 
-const { counters, artists, albums, users, credentials } = DocumentSchema.properties
-/** A journal line's shape, as journal.ts reads it. */
-const entryCheck = lazyCheck(
-  T.Object({
-    counters,
-    artists: T.Optional(artists),
-    albums: T.Optional(albums),
-    users: T.Optional(users),
-    credentials: T.Optional(credentials),
-  }),
-)
-
 /** What {@link readDataFile} found: the document with its journal replayed, when both could be read, and why not. */
 export interface DataFileRead {
-  /** The data file's document with every whole journal entry replayed: what a server would start on. */
-  document?: StoredDocument
+  /**
+   * The data file's document with every whole journal entry replayed, in this build's form: what a server would start
+   * on.
+   */
+  document?: StoreDocument
   problems: Problem[]
   /** What is worth saying but is not a problem (a torn last journal line, which a server drops). */
   notes: string[]
@@ -58,9 +49,9 @@ function journalEntries(path: string, text: string, problems: Problem[], notes: 
     } catch {
       value = undefined
     }
-    if (entryCheck().Check(value)) entries.push(value as JournalEntry)
+    if (journalEntryCheck().Check(value)) entries.push(value)
     else {
-      const first = value === undefined ? undefined : entryCheck().Errors(value).First()
+      const first = value === undefined ? undefined : journalEntryCheck().Errors(value).First()
       problems.push({
         where: `${path}:${line} (byte ${Buffer.byteLength(text.slice(0, offset))})`,
         what: first ? `not a journal entry: ${first.path || '/'}: ${first.message}` : 'not a JSON line',
@@ -127,5 +118,5 @@ function readOnce(file: string): DataFileRead {
     for (const { where, what } of storeProblems(document))
       problems.push({ where: `${file} with ${journalPath} replayed: ${where}`, what })
   }
-  return { document, problems, notes, exists: true }
+  return { document: upgradeDocument(document), problems, notes, exists: true }
 }

@@ -1,19 +1,19 @@
 import { printLine } from '../log.ts'
+import { COLLECTIONS, type StoreDocument } from '../model/store-document.ts'
 import { isDatabaseUrl } from '../store/open-store.ts'
-import { type BackupContent, COLLECTIONS } from './backup-format.ts'
 import type { Problem } from './store-problems.ts'
 
 /** The most problems listed one per line: past that, a count says how many more. */
 const MAX_LISTED = 1000
 
 /** How many records of each collection `content` holds, e.g. `33 artists, 12 albums, 1 user, 2 credentials`. */
-export const count = (content: BackupContent) =>
+export const count = (content: StoreDocument) =>
   COLLECTIONS.map((name) => `${content[name].length} ${content[name].length === 1 ? name.slice(0, -1) : name}`).join(
     ', ',
   )
 
 /** Whether `content` holds any record at all (counters alone do not count). */
-export const holdsRecords = (content: BackupContent) => COLLECTIONS.some((name) => content[name].length > 0)
+export const holdsRecords = (content: StoreDocument) => COLLECTIONS.some((name) => content[name].length > 0)
 
 /** Lists `problems`, one a line, and how many there are. */
 export function listProblems(label: string, problems: readonly Problem[]): void {

@@ -1,12 +1,11 @@
 import { constants, copyFileSync, existsSync, mkdirSync, renameSync, rmSync } from 'node:fs'
 import { open } from 'node:fs/promises'
 import { basename, dirname, join, resolve } from 'node:path'
-import type { Document } from '../store/document/document.ts'
+import type { StoreDocument } from '../model/store-document.ts'
 import { checkDataDirectory } from '../store/json-file/data-directory.ts'
 import { DurableJsonFile, syncDirectory } from '../store/json-file/durable-file.ts'
 import { lockDataFile } from '../store/json-file/lock.ts'
 import { randomSuffix } from '../store/json-file/owned-file.ts'
-import type { BackupContent } from './backup-format.ts'
 import { readDataFile } from './read-data-file.ts'
 
 /**
@@ -49,7 +48,7 @@ async function keepCopy(from: string, to: string): Promise<void> {
  * 3. the new document is written to a temporary file, fsynced, and renamed over the data file.
  * A damaged old data file cannot be folded: its journal is removed without it (both are kept aside).
  */
-export async function restoreDataFile(file: string, content: BackupContent): Promise<string[]> {
+export async function restoreDataFile(file: string, content: StoreDocument): Promise<string[]> {
   const location = prepareDataDirectory(file)
   const release = lockDataFile(location)
   try {
@@ -73,7 +72,7 @@ export function prepareDataDirectory(file: string): string {
  */
 export async function replaceDataFile(
   location: string,
-  content: BackupContent,
+  content: StoreDocument,
   by: 'restore' | 'copy',
 ): Promise<string[]> {
   const journal = `${location}.journal`
@@ -91,10 +90,10 @@ export async function replaceDataFile(
   const target = new DurableJsonFile(location)
   if (existsSync(journal)) {
     const old = readDataFile(location)
-    if (old.document && old.problems.length === 0) await target.write(old.document as Document)
+    if (old.document && old.problems.length === 0) await target.write(old.document)
     rmSync(journal)
     await syncDirectory(dirname(location))
   }
-  await target.write(content as unknown as Document)
+  await target.write(content)
   return aside
 }

@@ -1,6 +1,7 @@
 import { KEY_PREFIX, TOKEN_PREFIX } from '../auth/secrets.ts'
 import { emailKey } from '../model/email.ts'
-import { DocumentSchema, lazyCheck } from '../store/document/document.ts'
+import { COLLECTIONS, StoreDocument } from '../model/store-document.ts'
+import { lazyCheck } from '../store/document/document.ts'
 
 /** One thing wrong with a store's content: where (a JSON pointer into it, or a file and line), and what. */
 export interface Problem {
@@ -11,7 +12,7 @@ export interface Problem {
 /** The most schema errors named for one document: past that, the file is not a store at all. */
 const MAX_SCHEMA_ERRORS = 100
 
-const documentCheck = lazyCheck(DocumentSchema)
+const documentCheck = lazyCheck(StoreDocument)
 /** A PHC string of argon2id, as `Bun.password` and @node-rs/argon2 write it: version, parameters, salt, hash. */
 const ARGON2ID = /^\$argon2id\$v=19\$m=\d+,t=\d+,p=\d+\$[A-Za-z0-9+/]{11,}\$[A-Za-z0-9+/]{16,}$/
 /** The SHA-256 of a token's or key's secret, hex-encoded (auth/secrets.ts). */
@@ -25,7 +26,7 @@ const records = (value: Record<string, unknown>, name: string): Record<string, u
 
 /**
  * Every problem of a store's content (a data file's document, a snapshot, a backup's content), each with where it is
- * under `at`: what the data file's schema refuses (document.ts, which the server checks at start-up), ids unique and
+ * under `at`: what the document's schema refuses (`StoreDocument`, which the server checks a data file against at start-up), ids unique and
  * increasing in each collection, each counter at or past every id of its collection (ids are never reused), every
  * album's artist and every credential's user present, emails unique in their folded form (what the database's index
  * enforces), password hashes argon2id PHC strings, and credential hashes hex SHA-256 under a prefix of their kind.
@@ -50,7 +51,7 @@ export function storeProblems(value: unknown, at = ''): Problem[] {
   if (!isObject(value)) return problems
   const counters = isObject(value.counters) ? value.counters : {}
   const ids: Record<string, Set<number>> = {}
-  for (const name of ['artists', 'albums', 'users', 'credentials']) {
+  for (const name of COLLECTIONS) {
     const known = new Set<number>()
     ids[name] = known
     const counter = counters[name]

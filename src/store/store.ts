@@ -10,6 +10,7 @@ import type { CatalogueEntry } from '../model/catalogue.ts'
 import type { Credential, NewCredential } from '../model/credential.ts'
 import type { New } from '../model/form.ts'
 import type { AlbumSort, ArtistSort, ListQuery } from '../model/search.ts'
+import type { StoreDocument } from '../model/store-document.ts'
 import type { NewUser, User } from '../model/user.ts'
 import type { Changes } from './changes.ts'
 
@@ -46,13 +47,6 @@ export interface LoadOptions {
    * one shared database at once, exactly one loads. `load` resolves with `undefined` when the store was not empty.
    */
   ifEmpty?: boolean
-}
-
-declare const snapshotBrand: unique symbol
-
-/** Everything a store holds at one moment (records and id counters), from `snapshot()`; opaque outside the stores. */
-export interface Snapshot {
-  readonly [snapshotBrand]: true
 }
 
 /** Raised when a write cannot be made durable; the change it carried was rolled back. */
@@ -296,16 +290,16 @@ export interface Store {
    * transaction): a copy that later writes leave as it is. Its records may be the store's own (the document store
    * shares them, frozen): read them, and make new ones to change anything.
    */
-  snapshot(): Promise<Snapshot>
-  /** Replaces everything stored, counters included, with `snapshot`, in one durable write; it may be restored again. */
-  restore(snapshot: Snapshot): Promise<void>
+  snapshot(): Promise<StoreDocument>
+  /** Replaces everything stored, counters included, with `document`, in one durable write; it may be restored again. */
+  restore(document: StoreDocument): Promise<void>
   /**
    * The state a reset returns to (`--allow-reset`, src/admin/reset.ts): the {@link snapshot} taken at the first call
    * among all the processes serving this store, and the same for each of them. The document store, which one process
    * owns, takes it at its first call; a database shared by replicas keeps the first replica's in the database, across
    * restarts (`DELETE FROM rl_snapshots` forgets it), so a reset on any replica restores the same state.
    */
-  resetPoint(): Promise<Snapshot>
+  resetPoint(): Promise<StoreDocument>
   /** Resolves when the store can serve; rejects with {@link DatabaseUnavailableError} naming the cause otherwise. */
   check(): Promise<void>
   /**

@@ -1,8 +1,9 @@
 import { expect } from 'bun:test'
 import { ACCOUNT_LIMITS } from '../../src/accounts/service.ts'
 import { createApp } from '../../src/app.ts'
+import type { StoreDocument } from '../../src/model/store-document.ts'
 import { openMemoryStore } from '../../src/store/document/memory.ts'
-import type { Limiter, Recents, Snapshot, Store } from '../../src/store/store.ts'
+import type { Limiter, Recents, Store } from '../../src/store/store.ts'
 import { SERVICE_KEY } from '../helpers.ts'
 import { expectDocumented } from '../support/openapi.ts'
 import { cheapPasswords } from '../support/passwords.ts'
@@ -22,7 +23,7 @@ interface Secrets {
 
 /** A store state to start every run from, built once, and the secrets that are valid in it. */
 export interface Template {
-  snapshot: Snapshot
+  snapshot: StoreDocument
   secrets: Secrets
 }
 
@@ -94,7 +95,7 @@ export async function buildTemplate(): Promise<Template> {
  * which is bookkeeping, not a change the client made.
  */
 export async function dump(store: Store): Promise<string> {
-  const document = (await store.snapshot()) as unknown as { credentials: { lastUsedAt: unknown }[] }
+  const document = await store.snapshot()
   // A snapshot shares the store's records, which are frozen: the copy leaves the time out.
   const credentials = document.credentials.map((credential) => ({ ...credential, lastUsedAt: null }))
   return JSON.stringify({ ...document, credentials })

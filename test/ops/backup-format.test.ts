@@ -1,26 +1,21 @@
 import { expect, test } from 'bun:test'
-import {
-  type BackupContent,
-  canonicalJson,
-  contentChecksum,
-  decodeBackup,
-  encodeBackup,
-} from '../../src/ops/backup-format.ts'
+import type { StoreDocument } from '../../src/model/store-document.ts'
+import { canonicalJson, contentChecksum, decodeBackup, encodeBackup } from '../../src/ops/backup-format.ts'
 
 const meta = { takenAt: '2026-11-25T12:00:00.000Z', store: 'json-file' as const, build: 'test' }
-const content = (): BackupContent => ({
+const content = (): StoreDocument => ({
   version: 1,
   counters: { artists: 2, albums: 0, users: 0, credentials: 0 },
   artists: [
     { id: 1, name: 'Spinetta', band: 'Almendra' },
     // A field a later build may add to a record travels through untouched.
-    { id: 2, name: 'García', version: 7, tags: { b: 1, a: [2, null] } },
+    { id: 2, name: 'García', ...{ version: 7, tags: { b: 1, a: [2, null] } } },
   ],
   albums: [],
   users: [],
   credentials: [],
 })
-const encode = (value: unknown) => [...encodeBackup(meta, value as BackupContent)].join('')
+const encode = (value: unknown) => [...encodeBackup(meta, value as StoreDocument)].join('')
 
 test('a backup reads back as written: header, content, and every field of every record', () => {
   const text = encode(content())

@@ -4,13 +4,14 @@
  * planted, a store a running server owns is refused, and a restore killed at any moment leaves the old data or the
  * new, never a mix, with the old kept aside.
  */
+
 import { describe, expect, test } from 'bun:test'
 import { copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { type BackupContent, contentChecksum, decodeBackup, encodeBackup } from '../../src/ops/backup-format.ts'
+import type { Album } from '../../src/model/album.ts'
+import type { StoreDocument } from '../../src/model/store-document.ts'
+import { contentChecksum, decodeBackup, encodeBackup } from '../../src/ops/backup-format.ts'
 import { readDataFile } from '../../src/ops/read-data-file.ts'
-import type { StoredDocument } from '../../src/store/document/document.ts'
-import { upgradeDocument } from '../../src/store/document/upgrade.ts'
 import {
   binaryFixtures,
   ensureBinary,
@@ -66,10 +67,10 @@ async function credentialsWork(server: RunningBinary, { token, key }: { token: s
 }
 
 /** The store's content as a server would start on it: the data file with its journal replayed, in current form. */
-function fileContent(file: string): BackupContent {
+function fileContent(file: string): StoreDocument {
   const read = readDataFile(file)
   expect(read.problems).toEqual([])
-  return upgradeDocument(read.document as StoredDocument) as unknown as BackupContent
+  return read.document as StoreDocument
 }
 
 const backupOf = (file: string) => {
@@ -186,9 +187,9 @@ describe('a JSON data file', () => {
 
 describe('verify', () => {
   /** A document with one of each problem planted, and what verify must say about each. */
-  function planted(seeded: BackupContent): { content: BackupContent; expected: string[] } {
+  function planted(seeded: StoreDocument): { content: StoreDocument; expected: string[] } {
     const content = structuredClone(seeded)
-    const album = { ...(content.albums[0] as Record<string, unknown>), id: content.counters.albums + 1, artistId: 999 }
+    const album = { ...(content.albums[0] as Album), id: content.counters.albums + 1, artistId: 999 }
     content.albums.push(album)
     content.counters.albums += 1
     content.counters.artists -= 1 // behind the last artist's id
@@ -203,7 +204,7 @@ describe('verify', () => {
     })
     content.counters.users = 1
     const credential = {
-      kind: 'token',
+      kind: 'token' as const,
       name: null,
       prefix: 'rl_tok_AbCd',
       createdAt: '2026-01-01T00:00:00.000Z',

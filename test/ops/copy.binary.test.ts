@@ -5,13 +5,14 @@
  * old ones; a non-empty target, a store a running server owns and a source with problems are refused, changing
  * nothing; `--replace` keeps what it replaces aside; a copy killed with SIGKILL leaves the target old or new.
  */
+
 import { describe, expect, test } from 'bun:test'
 import { copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { type BackupContent, contentChecksum, decodeBackup } from '../../src/ops/backup-format.ts'
+import type { Album } from '../../src/model/album.ts'
+import type { StoreDocument } from '../../src/model/store-document.ts'
+import { contentChecksum, decodeBackup } from '../../src/ops/backup-format.ts'
 import { readDataFile } from '../../src/ops/read-data-file.ts'
-import type { StoredDocument } from '../../src/store/document/document.ts'
-import { upgradeDocument } from '../../src/store/document/upgrade.ts'
 import {
   binaryFixtures,
   ensureBinary,
@@ -130,10 +131,10 @@ async function secretsWork(server: RunningBinary, made: Made, nextArtistId: numb
 }
 
 /** The store's content as a server would start on it: the data file with its journal replayed, in current form. */
-function fileContent(file: string): BackupContent {
+function fileContent(file: string): StoreDocument {
   const read = readDataFile(file)
   expect(read.problems).toEqual([])
-  return upgradeDocument(read.document as StoredDocument) as unknown as BackupContent
+  return read.document as StoreDocument
 }
 
 const backupOf = (file: string) => {
@@ -143,7 +144,7 @@ const backupOf = (file: string) => {
 }
 
 /** What the store `data` holds, as a backup taken by the executable says. */
-async function contentOf(dir: string, data: string): Promise<BackupContent> {
+async function contentOf(dir: string, data: string): Promise<StoreDocument> {
   const file = join(dir, `content-${Bun.randomUUIDv7()}.json`)
   expect(await rl(dir, 'backup', file, '--data', data)).toMatchObject({ code: 0 })
   return backupOf(file).content
@@ -237,7 +238,7 @@ describe('between data files', () => {
     await stop(await serve(source, ['--seed']))
     const content = fileContent(source)
     content.albums.push({
-      ...(content.albums[0] as Record<string, unknown>),
+      ...(content.albums[0] as Album),
       id: content.counters.albums + 1,
       artistId: 999,
     })

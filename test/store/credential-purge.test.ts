@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { hashSecret } from '../../src/auth/secrets.ts'
 import type { Credential } from '../../src/model/credential.ts'
 import type { New } from '../../src/model/form.ts'
-import type { Document } from '../../src/store/document/document.ts'
+import type { StoreDocument } from '../../src/model/store-document.ts'
 import { openJsonFileStore } from '../../src/store/json-file/json-file.ts'
 import { StoreUnavailableError } from '../../src/store/store.ts'
 import { bearer, CARLOS, createKey, manualClock, signedIn } from '../accounts/helpers.ts'
@@ -48,7 +48,7 @@ describe('revoked and expired credentials leave the data file', () => {
     expect(await store.credentials.listByUser(2)).toEqual([])
     await store.close()
 
-    const onDisk = JSON.parse(readFileSync(file, 'utf8')) as Document
+    const onDisk = JSON.parse(readFileSync(file, 'utf8')) as StoreDocument
     expect(onDisk.credentials.map((credential) => credential.hash)).toEqual([
       hashSecret(liveKey.key),
       hashSecret(current),

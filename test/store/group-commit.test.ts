@@ -1,7 +1,8 @@
 import { describe, expect, test } from 'bun:test'
 import { Low, Memory } from 'lowdb'
+import type { StoreDocument } from '../../src/model/store-document.ts'
 import type { Batch } from '../../src/store/document/batch.ts'
-import { type Document, emptyDocument } from '../../src/store/document/document.ts'
+import { emptyDocument } from '../../src/store/document/document.ts'
 import { GroupCommit } from '../../src/store/document/group-commit.ts'
 import type { JournalEntry, Persistence } from '../../src/store/document/persistence.ts'
 import { Records } from '../../src/store/document/records.ts'
@@ -26,7 +27,7 @@ function slowStore() {
     replace: persist,
     close: async () => {},
   }
-  const records = new Records(new Low<Document>(new Memory<Document>(), emptyDocument()))
+  const records = new Records(new Low<StoreDocument>(new Memory<StoreDocument>(), emptyDocument()))
   return { state, records, commits: new GroupCommit(records, persistence) }
 }
 

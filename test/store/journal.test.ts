@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { appendFileSync, copyFileSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import type { Document } from '../../src/store/document/document.ts'
+import type { StoreDocument } from '../../src/model/store-document.ts'
 import { DataFileError, openJsonFileStore } from '../../src/store/json-file/json-file.ts'
 import type { Store } from '../../src/store/store.ts'
 import { removeDir, tempDir } from '../support/binary.ts'
@@ -95,7 +95,7 @@ describe('the journal', () => {
     // Folding is due once the journal reaches 2000 bytes or the data file's size, whichever is more; entries
     // appended while a fold runs stay in the journal until a later commit finds it over that mark again.
     await until(() => statSync(`${file}.journal`).size < Math.max(2000, statSync(file).size))
-    const onDisk = JSON.parse(readFileSync(file, 'utf8')) as Document
+    const onDisk = JSON.parse(readFileSync(file, 'utf8')) as StoreDocument
     expect(onDisk.artists.length).toBeGreaterThan(10)
     const copy = crashCopy()
     await store.close()

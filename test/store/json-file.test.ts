@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import type { Document } from '../../src/store/document/document.ts'
+import type { StoreDocument } from '../../src/model/store-document.ts'
 import { DataFileLockedError } from '../../src/store/json-file/errors.ts'
 import { DataFileError, openJsonFileStore } from '../../src/store/json-file/json-file.ts'
 import { StoreUnavailableError } from '../../src/store/store.ts'
@@ -66,7 +66,7 @@ describe('openJsonFileStore', () => {
       .map((line) => JSON.parse(line))
     expect(entries).toEqual([{ counters: { artists: 1, albums: 0, users: 0, credentials: 0 }, artists: [created] }])
     await store.close()
-    const onDisk = JSON.parse(readFileSync(file, 'utf8')) as Document
+    const onDisk = JSON.parse(readFileSync(file, 'utf8')) as StoreDocument
     expect(onDisk.artists).toEqual([created])
     expect(onDisk.counters.artists).toBe(1)
     expect(readFileSync(`${file}.journal`, 'utf8')).toBe('')
@@ -181,7 +181,7 @@ describe('openJsonFileStore', () => {
     })
     store.credentials.noteUse(credential.id, 'just now')
     await store.close()
-    const onDisk = JSON.parse(readFileSync(file, 'utf8')) as Document
+    const onDisk = JSON.parse(readFileSync(file, 'utf8')) as StoreDocument
     expect(onDisk.credentials[0]?.lastUsedAt).toBe('just now')
   })
 })

@@ -1,5 +1,3 @@
-import { Low, Memory } from 'lowdb'
-import type { Document } from '../../src/store/document/document.ts'
 import { DocumentStore } from '../../src/store/document/document-store.ts'
 import type { Persistence } from '../../src/store/document/persistence.ts'
 
@@ -14,6 +12,6 @@ export function countingStore() {
     state.writes += 1
   }
   const persistence: Persistence = { commit: persist, replace: persist, close: async () => {} }
-  const store = new DocumentStore(new Low<Document>(new Memory<Document>(), null as unknown as Document), persistence)
+  const store = new DocumentStore(null, persistence)
   return { store, state }
 }

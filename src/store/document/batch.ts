@@ -1,7 +1,7 @@
 import type { Credential } from '../../model/credential.ts'
+import type { Collection, StoreDocument, StoreRecord } from '../../model/store-document.ts'
 import { StoreUnavailableError } from '../store.ts'
-import type { Document } from './document.ts'
-import type { Collection, JournalEntry, Persistence, StoredRecord } from './persistence.ts'
+import type { JournalEntry, Persistence } from './persistence.ts'
 import type { Records, Rewind } from './records.ts'
 
 /**
@@ -11,7 +11,7 @@ import type { Records, Rewind } from './records.ts'
  */
 export class Batch {
   /** The records put in this batch, by id: its journal entry. */
-  private readonly changed = new Map<Collection, Map<number, StoredRecord>>()
+  private readonly changed = new Map<Collection, Map<number, StoreRecord>>()
   private rewindTo: Rewind | undefined
   private replacedAll = false
 
@@ -30,7 +30,7 @@ export class Batch {
   }
 
   /** Stores a new or changed record, to be journaled with this batch and taken back should it fail. */
-  put<C extends Collection>(name: C, record: Document[C][number]): void {
+  put<C extends Collection>(name: C, record: StoreDocument[C][number]): void {
     const previous = this.records.put(name, record)
     if (previous) this.rewind().replaced.push([this.records.doc, name, previous])
     this.record(name, record)
@@ -40,7 +40,7 @@ export class Batch {
    * Stores a changed record that is bookkeeping (a credential's last use): journaled with this batch, never taken
    * back on its own account.
    */
-  note<C extends Collection>(name: C, record: Document[C][number]): void {
+  note<C extends Collection>(name: C, record: StoreDocument[C][number]): void {
     this.records.put(name, record)
     this.record(name, record)
   }
@@ -55,7 +55,7 @@ export class Batch {
   }
 
   /** Replaces the whole document (a restore): the batch then writes the whole document, not a journal entry. */
-  replaceDocument(document: Document): void {
+  replaceDocument(document: StoreDocument): void {
     const rewind = this.rewind()
     const previous = this.records.replaceDocument(document)
     rewind.document ??= previous
@@ -78,8 +78,8 @@ export class Batch {
     if (this.rewindTo) this.records.rewind(this.rewindTo)
   }
 
-  private record(name: Collection, record: StoredRecord): void {
-    const changed = this.changed.get(name) ?? new Map<number, StoredRecord>()
+  private record(name: Collection, record: StoreRecord): void {
+    const changed = this.changed.get(name) ?? new Map<number, StoreRecord>()
     this.changed.set(name, changed.set(record.id, record))
   }
 
@@ -92,7 +92,7 @@ export class Batch {
   private entry(): JournalEntry {
     const entry: JournalEntry = { counters: { ...this.records.doc.counters } }
     for (const [name, records] of this.changed)
-      (entry as Record<Collection, StoredRecord[]>)[name] = [...records.values()]
+      (entry as Record<Collection, StoreRecord[]>)[name] = [...records.values()]
     return entry
   }
 }

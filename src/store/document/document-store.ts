@@ -1,4 +1,4 @@
-import type { Low } from 'lowdb'
+import { Low, Memory } from 'lowdb'
 import type { StoreMetrics } from '../../metrics/metrics.ts'
 import type { Album } from '../../model/album.ts'
 import type { Artist } from '../../model/artist.ts'
@@ -7,6 +7,7 @@ import { type Credential, isDead, type NewCredential } from '../../model/credent
 import { emailKey } from '../../model/email.ts'
 import type { New } from '../../model/form.ts'
 import type { AlbumSort, ArtistSort, ListQuery } from '../../model/search.ts'
+import type { StoreDocument } from '../../model/store-document.ts'
 import type { NewUser, User } from '../../model/user.ts'
 import { type Change, ChangeHub } from '../changes.ts'
 import { artistTag, StaleVersionError } from '../entity-tag.ts'
@@ -26,19 +27,17 @@ import {
   type Recents,
   type RecentsRule,
   type Slice,
-  type Snapshot,
   type Store,
   StoreUnavailableError,
   type UserChanges,
 } from '../store.ts'
 import { listAlbums } from './album-lists.ts'
 import type { Batch } from './batch.ts'
-import { copyLists, type Document, emptyDocument, type StoredDocument } from './document.ts'
+import { copyLists, emptyDocument } from './document.ts'
 import { GroupCommit, type Mutation } from './group-commit.ts'
 import { MemoryLimiter, MemoryRecents } from './memory-limiter.ts'
 import type { Persistence } from './persistence.ts'
 import { Records } from './records.ts'
-import { upgradeDocument } from './upgrade.ts'
 
 // Records are rebuilt field by field so that the file and the responses always list fields in the same order. An
 // unset field holds undefined, which JSON leaves out: every record has the same shape in memory. A null from a
@@ -68,25 +67,23 @@ export class DocumentStore implements Store {
   private readonly records: Records
   private readonly commits: GroupCommit
   private closed = false
-  private point: Promise<Snapshot> | undefined
+  private point: Promise<StoreDocument> | undefined
   /** The changes of this store, announced once durable; ids are this store's run and a count (changes.ts). */
   readonly changes: ChangeHub
   private readonly run = crypto.randomUUID().slice(0, 8)
   private announced = 0
 
   /**
-   * Wraps a lowdb instance whose `data` has been read (null for a new store), persisted by `persistence`. Its changes
-   * are announced on `changes`, a feed of its own by default; a fixture namespace passes the feed that outlives its
+   * Holds `document` (none for a new store) in a lowdb instance, persisted by `persistence`. Its changes are
+   * announced on `changes`, a feed of its own by default; a fixture namespace passes the feed that outlives its
    * stores (src/fixtures/namespaces.ts).
    */
   constructor(
-    db: Low<Document>,
+    document: StoreDocument | null,
     private readonly persistence: Persistence,
     changes?: ChangeHub,
   ) {
-    // Files written by earlier builds are brought to the current form (upgrade.ts).
-    db.data = db.data ? upgradeDocument(db.data as unknown as StoredDocument) : emptyDocument()
-    this.records = new Records(db)
+    this.records = new Records(new Low(new Memory<StoreDocument>(), document ?? emptyDocument()))
     this.commits = new GroupCommit(this.records, persistence)
     // Ids of another run (a restart, another store) are unknown here: such a client is told to reload.
     this.changes = changes ?? new ChangeHub(`${this.run}-0`)
@@ -298,20 +295,20 @@ export class DocumentStore implements Store {
    * freezes them), so a snapshot of any size takes a moment proportional to the number of records, never a deep copy
    * (an online backup of 100,000 artists pauses nothing for long).
    */
-  async snapshot(): Promise<Snapshot> {
-    return copyLists(this.records.doc) as unknown as Snapshot
+  async snapshot(): Promise<StoreDocument> {
+    return copyLists(this.records.doc)
   }
 
   /** This process owns the store: the reset point is the snapshot of the first call. */
-  resetPoint(): Promise<Snapshot> {
+  resetPoint(): Promise<StoreDocument> {
     this.point ??= this.snapshot()
     return this.point
   }
 
-  restore(snapshot: Snapshot): Promise<void> {
+  restore(document: StoreDocument): Promise<void> {
     return this.mutate((batch) => {
-      // A fresh copy each time, so the snapshot can be restored again.
-      batch.replaceDocument(structuredClone(snapshot as unknown as Document))
+      // A fresh copy each time, so the document can be restored again.
+      batch.replaceDocument(structuredClone(document))
     }).then(() => this.announce(undefined, { kind: 'reset' }))
   }
 

@@ -1,36 +1,12 @@
-import { type Static, Type as T, type TSchema } from '@sinclair/typebox'
+import type { TSchema } from '@sinclair/typebox'
 import { type TypeCheck, TypeCompiler } from '@sinclair/typebox/compiler'
-import { type Album, StoredAlbum } from '../../model/album.ts'
-import { type Artist, StoredArtist } from '../../model/artist.ts'
-import { type Credential, StoredCredential } from '../../model/credential.ts'
-import { StoredUser, type User } from '../../model/user.ts'
-
-/** The shape of the one JSON document a data file holds. */
-export const DocumentSchema = T.Object({
-  version: T.Literal(1),
-  counters: T.Object({ artists: T.Integer(), albums: T.Integer(), users: T.Integer(), credentials: T.Integer() }),
-  artists: T.Array(StoredArtist),
-  albums: T.Array(StoredAlbum),
-  users: T.Array(StoredUser),
-  credentials: T.Array(StoredCredential),
-})
-
-/** The data file's document as read: records in id order and the counters that assign the next ids. */
-export type StoredDocument = Static<typeof DocumentSchema>
-
-/** The document as the store holds it, once read (see `upgradeDocument` in upgrade.ts). */
-export type Document = Omit<StoredDocument, 'artists' | 'albums' | 'users' | 'credentials'> & {
-  artists: Artist[]
-  albums: Album[]
-  users: User[]
-  credentials: Credential[]
-}
+import { StoreDocument } from '../../model/store-document.ts'
 
 /**
  * `document` in new lists and counters, sharing its records: enough for a copy that later writes leave as it is, since
  * no record is ever edited in place (records.ts freezes every record the store holds).
  */
-export function copyLists({ version, counters, artists, albums, users, credentials }: Document): Document {
+export function copyLists({ version, counters, artists, albums, users, credentials }: StoreDocument): StoreDocument {
   return {
     version,
     counters: { ...counters },
@@ -42,7 +18,7 @@ export function copyLists({ version, counters, artists, albums, users, credentia
 }
 
 /** A fresh, empty document. */
-export function emptyDocument(): Document {
+export function emptyDocument(): StoreDocument {
   return {
     version: 1,
     counters: { artists: 0, albums: 0, users: 0, credentials: 0 },
@@ -65,7 +41,7 @@ export function lazyCheck<S extends TSchema>(schema: S): () => TypeCheck<S> {
   }
 }
 
-const documentCheck = lazyCheck(DocumentSchema)
+const documentCheck = lazyCheck(StoreDocument)
 
 /** Explains why `value` is not a usable document, or returns `undefined` when it is. */
 export function documentProblem(value: unknown): string | undefined {
@@ -75,7 +51,7 @@ export function documentProblem(value: unknown): string | undefined {
     const first = check.Errors(value).First()
     return first ? `${first.path || '/'}: ${first.message}` : 'not a document'
   }
-  const doc = value as Document
+  const doc = value as StoreDocument
   for (const name of ['artists', 'albums', 'users', 'credentials'] as const) {
     const records: { id: number }[] = doc[name]
     for (let i = 0; i < records.length; i++) {

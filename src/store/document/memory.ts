@@ -1,13 +1,13 @@
-import { Low, Memory } from 'lowdb'
+import type { StoreDocument } from '../../model/store-document.ts'
 import type { ChangeHub } from '../changes.ts'
-import type { Snapshot, Store } from '../store.ts'
-import { copyLists, type Document } from './document.ts'
+import type { Store } from '../store.ts'
+import { copyLists } from './document.ts'
 import { DocumentStore } from './document-store.ts'
 import { inMemory } from './persistence.ts'
 
 /** A store that lives and dies with the process (`--data :memory:`): for tests, demos and fixtures. */
 export function openMemoryStore(): Store {
-  return new DocumentStore(new Low<Document>(new Memory<Document>(), null as unknown as Document), inMemory)
+  return new DocumentStore(null, inMemory)
 }
 
 /**
@@ -16,7 +16,6 @@ export function openMemoryStore(): Store {
  * that hold them: a fixture namespace starts in time and memory proportional to the number of records, never to
  * their size, and the snapshot stays as it was.
  */
-export function openMemoryStoreFrom(snapshot: Snapshot, changes?: ChangeHub): DocumentStore {
-  const document = copyLists(snapshot as unknown as Document)
-  return new DocumentStore(new Low<Document>(new Memory<Document>(), document), inMemory, changes)
+export function openMemoryStoreFrom(snapshot: StoreDocument, changes?: ChangeHub): DocumentStore {
+  return new DocumentStore(copyLists(snapshot), inMemory, changes)
 }

@@ -1,14 +1,28 @@
+import { type Static, Type } from '@sinclair/typebox'
 import type { StoreMetrics } from '../../metrics/metrics.ts'
-import type { Document, StoredDocument } from './document.ts'
+import { COLLECTIONS, StoreDocument, type StoredDocument } from '../../model/store-document.ts'
+import { lazyCheck } from './document.ts'
 
-/** The records one group commit created or changed (whole records: replay is an upsert), and the counters after it. */
-export type JournalEntry = Pick<StoredDocument, 'counters'> & Partial<Omit<StoredDocument, 'version' | 'counters'>>
+const { counters, artists, albums, users, credentials } = StoreDocument.properties
 
-/** The collections of the document. */
-export type Collection = 'artists' | 'albums' | 'users' | 'credentials'
+/**
+ * The records one group commit created or changed (whole records: replay is an upsert), and the counters after it:
+ * a line of a data file's journal, in the document's own schema. Lines written by earlier builds may hold records in
+ * their older forms, as the data file may.
+ */
+export const JournalEntry = Type.Object({
+  counters,
+  artists: Type.Optional(artists),
+  albums: Type.Optional(albums),
+  users: Type.Optional(users),
+  credentials: Type.Optional(credentials),
+})
 
-/** A record of any collection: all of them carry an id. */
-export type StoredRecord = Document[Collection][number]
+/** A journal line, as read. */
+export type JournalEntry = Static<typeof JournalEntry>
+
+/** Checks a journal line against {@link JournalEntry}, compiled at its first use. */
+export const journalEntryCheck = lazyCheck(JournalEntry)
 
 /**
  * How a {@link DocumentStore}'s changes reach (or do not reach) a disk. `snapshot` functions return the document as
@@ -16,11 +30,11 @@ export type StoredRecord = Document[Collection][number]
  */
 export interface Persistence {
   /** Makes one group commit's changes durable. */
-  commit(entry: JournalEntry, snapshot: () => Document): Promise<void>
+  commit(entry: JournalEntry, snapshot: () => StoreDocument): Promise<void>
   /** Makes a whole new document durable (a restore). */
-  replace(document: Document): Promise<void>
+  replace(document: StoreDocument): Promise<void>
   /** Saves everything and releases the data file. */
-  close(document: Document): Promise<void>
+  close(document: StoreDocument): Promise<void>
   /** From now on counts fsyncs, compactions and sizes into `metrics` (a data file's; memory has none). */
   instrument?(metrics: StoreMetrics): void
 }
@@ -72,7 +86,7 @@ export function upsert<R extends { id: number }>(records: R[], record: R): R | u
  */
 export function replay(document: StoredDocument, entries: readonly JournalEntry[]): void {
   for (const entry of entries) {
-    for (const name of ['artists', 'albums', 'users', 'credentials'] as const) {
+    for (const name of COLLECTIONS) {
       document.counters[name] = Math.max(document.counters[name], entry.counters[name])
       for (const record of entry[name] ?? []) upsert(document[name] as { id: number }[], record)
     }

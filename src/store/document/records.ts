@@ -3,18 +3,16 @@ import type { Album } from '../../model/album.ts'
 import type { Artist } from '../../model/artist.ts'
 import type { Credential } from '../../model/credential.ts'
 import { emailKey } from '../../model/email.ts'
+import { COLLECTIONS, type Collection, type StoreDocument, type StoreRecord } from '../../model/store-document.ts'
 import type { User } from '../../model/user.ts'
 import { ArtistLists } from './artist-lists.ts'
-import type { Document } from './document.ts'
-import { type Collection, indexById, type StoredRecord, upsert } from './persistence.ts'
+import { indexById, upsert } from './persistence.ts'
 
 function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
   const list = map.get(key)
   if (list) list.push(value)
   else map.set(key, [value])
 }
-
-export const COLLECTIONS: readonly Collection[] = ['artists', 'albums', 'users', 'credentials']
 
 /** How many records of `records` (sorted by id) have an id of at most `id`. */
 function countUpTo(records: readonly { id: number }[], id: number): number {
@@ -31,11 +29,11 @@ function countUpTo(records: readonly { id: number }[], id: number): number {
 /** What puts records back as they were before a batch (see `Batch`), should persisting it fail. */
 export interface Rewind {
   /** The counters before the batch: every record it added has a greater id. */
-  counters: Document['counters']
+  counters: StoreDocument['counters']
   /** Records replaced, with the document that held them, in the order they were replaced. */
-  replaced: [Document, Collection, StoredRecord][]
+  replaced: [StoreDocument, Collection, StoreRecord][]
   /** The whole previous document, when the batch replaced it (a restore). */
-  document?: Document
+  document?: StoreDocument
 }
 
 /**
@@ -53,11 +51,11 @@ export class Records {
   private credentialsByUser = new Map<number, Credential[]>()
 
   /** Wraps a lowdb instance whose `data` holds the document. */
-  constructor(private readonly db: Low<Document>) {
+  constructor(private readonly db: Low<StoreDocument>) {
     this.index()
   }
 
-  get doc(): Document {
+  get doc(): StoreDocument {
     return this.db.data
   }
 
@@ -109,10 +107,10 @@ export class Records {
   }
 
   /** Stores a new or changed record, keeping the indexes up to date; returns the record it replaced. */
-  put<C extends Collection>(name: C, record: Document[C][number]): StoredRecord | undefined {
+  put<C extends Collection>(name: C, record: StoreDocument[C][number]): StoreRecord | undefined {
     // Frozen: "never edited in place" is enforced, not just promised (an assignment to it throws).
     Object.freeze(record)
-    const previous = upsert(this.doc[name] as StoredRecord[], record)
+    const previous = upsert(this.doc[name] as StoreRecord[], record)
     if (name === 'artists')
       if (previous) this.artistLists.replaced(previous as Artist, record as Artist)
       else this.artistLists.appended(record as Artist)
@@ -143,7 +141,7 @@ export class Records {
   }
 
   /** Replaces the whole document (a restore); returns the one it replaced. */
-  replaceDocument(document: Document): Document {
+  replaceDocument(document: StoreDocument): StoreDocument {
     const previous = this.doc
     this.db.data = document
     this.index()
@@ -156,13 +154,13 @@ export class Records {
     // By id, not by position: a purge in the batch may have removed records from the middle of a collection.
     for (const name of COLLECTIONS) this.doc[name].length = countUpTo(this.doc[name], counters[name])
     for (const [holder, name, previous] of replaced.toReversed())
-      if (holder === this.doc) upsert(this.doc[name] as StoredRecord[], previous)
+      if (holder === this.doc) upsert(this.doc[name] as StoreRecord[], previous)
     this.doc.counters = counters
     this.index()
   }
 
   /** The document as it is now, in fresh arrays of the (unchanging) records: safe to write while changes go on. */
-  snapshot(): Document {
+  snapshot(): StoreDocument {
     const { version, counters, artists, albums, users, credentials } = this.doc
     return {
       version,

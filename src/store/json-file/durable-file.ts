@@ -2,7 +2,8 @@ import { lstatSync, readdirSync, rmSync } from 'node:fs'
 import { type FileHandle, rm } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import type { Adapter } from 'lowdb'
-import { type Document, documentProblem } from '../document/document.ts'
+import { COLLECTIONS, type StoredDocument } from '../../model/store-document.ts'
+import { documentProblem } from '../document/document.ts'
 import { DataFileError, damagedDataFile } from './errors.ts'
 import { type FileSystem, nodeFileSystem, writeAll } from './file-system.ts'
 import { CREATE_NEW, FILE_MODE, openError, openOwned, READ_EXISTING, randomSuffix } from './owned-file.ts'
@@ -37,7 +38,7 @@ async function writeRecords(handle: FileHandle, records: readonly object[]): Pro
  * survives a power cut. A reader (or a crash) sees the old document or the new one, never a mix. The file is plain
  * JSON with one record per line: readable, diffable, and loadable by lowdb or anything else.
  */
-export class DurableJsonFile implements Adapter<Document> {
+export class DurableJsonFile implements Adapter<StoredDocument> {
   private readonly directory: string
   private readonly tempPrefix: string
 
@@ -50,7 +51,7 @@ export class DurableJsonFile implements Adapter<Document> {
     this.tempPrefix = `.${basename(file)}.`
   }
 
-  async read(): Promise<Document | null> {
+  async read(): Promise<StoredDocument | null> {
     let text: string
     try {
       const handle = await openOwned(this.file, READ_EXISTING)
@@ -72,14 +73,14 @@ export class DurableJsonFile implements Adapter<Document> {
     }
     const problem = documentProblem(value)
     if (problem) throw damagedDataFile(this.file, `${this.file} is not a Rock Legends data file: ${problem}`)
-    return value as Document
+    return value as StoredDocument
   }
 
   /**
    * Writes `data` durably. It must not change while this runs: the store hands in a snapshot (fresh arrays of
    * records that are never edited in place), so serving and writing go on meanwhile.
    */
-  async write(data: Document): Promise<void> {
+  async write(data: StoredDocument): Promise<void> {
     // A name no one can guess, created exclusively: nothing planted beforehand can be written through.
     const temp = join(this.directory, `${this.tempPrefix}${randomSuffix()}.tmp`)
     let handle: FileHandle
@@ -91,7 +92,7 @@ export class DurableJsonFile implements Adapter<Document> {
     try {
       try {
         await writeText(handle, `{"version":${data.version},"counters":${JSON.stringify(data.counters)}`)
-        for (const name of ['artists', 'albums', 'users', 'credentials'] as const) {
+        for (const name of COLLECTIONS) {
           await writeText(handle, `,\n"${name}":[`)
           await writeRecords(handle, data[name])
           await writeText(handle, data[name].length > 0 ? '\n]' : ']')

@@ -1,9 +1,7 @@
 import { type FileHandle, rm } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
-import { Type as T } from '@sinclair/typebox'
 import type { StoreMetrics } from '../../metrics/metrics.ts'
-import { DocumentSchema, lazyCheck } from '../document/document.ts'
-import type { JournalEntry } from '../document/persistence.ts'
+import { type JournalEntry, journalEntryCheck } from '../document/persistence.ts'
 import { syncDirectory } from './durable-file.ts'
 import { DataFileError, damagedDataFile } from './errors.ts'
 import { type FileSystem, nodeFileSystem, writeAll } from './file-system.ts'
@@ -20,17 +18,6 @@ import {
 } from './owned-file.ts'
 
 export type { JournalEntry }
-
-const { counters, artists, albums, users, credentials } = DocumentSchema.properties
-const checkEntry = lazyCheck(
-  T.Object({
-    counters,
-    artists: T.Optional(artists),
-    albums: T.Optional(albums),
-    users: T.Optional(users),
-    credentials: T.Optional(credentials),
-  }),
-)
 
 /**
  * The append-only log beside a data file (`db.json.journal`): one JSON line per group commit, fsynced before the
@@ -216,7 +203,7 @@ export class Journal {
 function parseEntry(line: string): JournalEntry | undefined {
   try {
     const value: unknown = JSON.parse(line)
-    return checkEntry().Check(value) ? value : undefined
+    return journalEntryCheck().Check(value) ? value : undefined
   } catch {
     return undefined
   }

@@ -1,8 +1,9 @@
 import { accessSync, constants, mkdirSync, statSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
-import { Low } from 'lowdb'
 import type { StoreMetrics } from '../../metrics/metrics.ts'
-import { type Document, documentProblem, emptyDocument } from '../document/document.ts'
+import type { StoreDocument, StoredDocument } from '../../model/store-document.ts'
+import { upgradeDocument } from '../../model/upgrade.ts'
+import { documentProblem, emptyDocument } from '../document/document.ts'
 import { DocumentStore } from '../document/document-store.ts'
 import { type Persistence, replay } from '../document/persistence.ts'
 import type { Store } from '../store.ts'
@@ -42,7 +43,7 @@ class JsonFilePersistence implements Persistence {
    * while a compaction the disk then refused was running would wait in the journal for some later write to start
    * another, and the last write before a quiet spell has none.
    */
-  private behind: { document: Document; upTo: number } | undefined
+  private behind: { document: StoreDocument; upTo: number } | undefined
   private dataBytes: number
   private metrics: StoreMetrics | undefined
 
@@ -55,7 +56,7 @@ class JsonFilePersistence implements Persistence {
     this.dataBytes = statSync(file.file, { throwIfNoEntry: false })?.size ?? 0
   }
 
-  async commit(entry: JournalEntry, snapshot: () => Document): Promise<void> {
+  async commit(entry: JournalEntry, snapshot: () => StoreDocument): Promise<void> {
     await this.journal.append(entry)
     if (!this.due) return
     // Taken right after the append, before the next batch is applied: exactly the durable state.
@@ -72,7 +73,7 @@ class JsonFilePersistence implements Persistence {
   }
 
   /** Starts folding the journal into the data file without making anyone wait for it. */
-  compactSoon(document: Document): void {
+  compactSoon(document: StoreDocument): void {
     this.compacting ??= this.foldFrom(document, this.journal.end)
   }
 
@@ -80,7 +81,7 @@ class JsonFilePersistence implements Persistence {
    * Folds `document` in, then what the commits meanwhile left {@link behind} if the journal is still due (it is after a
    * failure: it still holds everything); never rejects.
    */
-  private async foldFrom(document: Document, upTo: number): Promise<void> {
+  private async foldFrom(document: StoreDocument, upTo: number): Promise<void> {
     let next: typeof this.behind = { document, upTo }
     while (next) {
       // A failed compaction loses nothing (the journal still holds it all); it is simply tried again.
@@ -92,7 +93,7 @@ class JsonFilePersistence implements Persistence {
   }
 
   /** Writes `document` over the data file, then drops the journal's entries up to `upTo`, which it holds. */
-  private async compact(document: Document, upTo = this.journal.end): Promise<void> {
+  private async compact(document: StoredDocument, upTo = this.journal.end): Promise<void> {
     try {
       await this.file.write(document)
       await this.journal.dropBefore(upTo)
@@ -115,7 +116,7 @@ class JsonFilePersistence implements Persistence {
     }
   }
 
-  async replace(document: Document): Promise<void> {
+  async replace(document: StoreDocument): Promise<void> {
     await this.compacting
     // The journal is emptied first, by folding it into the data file as the disk holds them: were the new document
     // written first and the journal then failed to empty, its entries would be replayed over the new document at
@@ -126,13 +127,13 @@ class JsonFilePersistence implements Persistence {
   }
 
   /** What the data file and the journal hold together: every acknowledged write. */
-  private async durableDocument(): Promise<Document> {
+  private async durableDocument(): Promise<StoredDocument> {
     const document = (await this.file.read()) ?? emptyDocument()
     replay(document, await this.journal.read())
     return document
   }
 
-  async close(document: Document): Promise<void> {
+  async close(document: StoreDocument): Promise<void> {
     try {
       await this.compacting
       if (this.journal.bytes > 0) await this.compact(document)
@@ -161,30 +162,30 @@ export async function openJsonFileStore(path: string, options: JsonFileOptions =
     writable(`${location}.journal`)
     const file = new DurableJsonFile(location, fs)
     file.removeLeftovers()
-    const db = new Low<Document>(file, null as unknown as Document)
-    await db.read()
+    const read = await file.read()
     const journal = new Journal(location, fs)
     const entries = await journal.read()
-    const created = db.data === null
-    if (db.data && entries.length > 0) {
-      replay(db.data, entries)
-      const problem = documentProblem(db.data)
+    if (read && entries.length > 0) {
+      replay(read, entries)
+      const problem = documentProblem(read)
       if (problem) throw damagedDataFile(location, `${journal.path} does not fit ${location}: ${problem}`)
     }
+    // Files written by earlier builds are brought to the current form (model/upgrade.ts).
+    const document = read ? upgradeDocument(read) : emptyDocument()
     const persistence = new JsonFilePersistence(
       file,
       journal,
       options.compactAfterBytes ?? DEFAULT_COMPACT_AFTER,
       release,
     )
-    const store = new DocumentStore(db, persistence)
-    if (created) {
+    const store = new DocumentStore(document, persistence)
+    if (!read) {
       // A journal without its data file cannot be trusted to be complete.
       if (entries.length > 0) throw damagedDataFile(location, `${journal.path} exists but ${location} does not`)
-      await file.write(db.data).catch((error: Error) => {
+      await file.write(document).catch((error: Error) => {
         throw new DataFileError(`cannot create ${location}: ${error.message}`)
       })
-    } else if (entries.length > 0) persistence.compactSoon(structuredClone(db.data))
+    } else if (entries.length > 0) persistence.compactSoon(structuredClone(document))
     return store
   } catch (error) {
     release()

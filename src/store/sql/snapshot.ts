@@ -1,8 +1,5 @@
 import type { SQL } from 'bun'
-import type { Album } from '../../model/album.ts'
-import type { Artist } from '../../model/artist.ts'
-import type { Credential } from '../../model/credential.ts'
-import type { User } from '../../model/user.ts'
+import type { StoreDocument } from '../../model/store-document.ts'
 import {
   ALBUM_COLUMNS,
   ARTIST_COLUMNS,
@@ -17,16 +14,6 @@ import {
 } from './rows.ts'
 import { STRIPES } from './writes.ts'
 
-/** Everything the store holds, in the shape of the JSON store's document (so a reset point reads the same). */
-export interface SnapshotDocument {
-  version: 1
-  counters: { artists: number; albums: number; users: number; credentials: number }
-  artists: Artist[]
-  albums: Album[]
-  users: User[]
-  credentials: Credential[]
-}
-
 /** The name of the one reset point every replica shares. */
 export const RESET_POINT = 'reset'
 
@@ -38,7 +25,7 @@ export async function insertRows(tx: SQL, table: string, rows: readonly Record<s
   for (let at = 0; at < rows.length; at += CHUNK) await tx`INSERT INTO ${tx(table)} ${tx(rows.slice(at, at + CHUNK))}`
 }
 
-/** The sequence of each counter of a {@link SnapshotDocument} (migration 5). */
+/** The sequence of each counter of a document (migration 5). */
 const SEQUENCES = {
   artists: 'rl_artist_ids',
   albums: 'rl_album_ids',
@@ -51,7 +38,7 @@ const SEQUENCES = {
  * the rows. The counters are the last ids the sequences gave: a sequence is not transactional, so one taken by a
  * write still in flight counts too (the next id after a reset is then past it, the same at every reset).
  */
-async function dump(tx: SQL): Promise<SnapshotDocument> {
+async function dump(tx: SQL): Promise<StoreDocument> {
   const [last] = await tx.unsafe(
     `SELECT ${Object.entries(SEQUENCES)
       .map(
@@ -76,7 +63,7 @@ async function dump(tx: SQL): Promise<SnapshotDocument> {
 }
 
 /** Everything stored now, in `tx`, which this makes REPEATABLE READ: its first statement must be this one's. */
-export async function dumpConsistent(tx: SQL): Promise<SnapshotDocument> {
+export async function dumpConsistent(tx: SQL): Promise<StoreDocument> {
   await tx`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ`
   return dump(tx)
 }
@@ -89,7 +76,7 @@ export async function dumpConsistent(tx: SQL): Promise<SnapshotDocument> {
  * the client is still there (unless `client_connection_check_interval` is set): the counters and the rows it commits
  * change together, or neither does. `tx` is done after this; the `COMMIT` its `begin` sends later is a no-op.
  */
-export async function commitWithCounters(tx: SQL, counters: SnapshotDocument['counters']): Promise<void> {
+export async function commitWithCounters(tx: SQL, counters: StoreDocument['counters']): Promise<void> {
   const setvals = Object.entries(SEQUENCES).map(([name, sequence]) => {
     const next = (counters[name as keyof typeof SEQUENCES] ?? 0) + 1
     if (!Number.isSafeInteger(next) || next < 1) throw new Error(`counter ${name} is not a positive integer: ${next}`)
@@ -102,7 +89,7 @@ export async function commitWithCounters(tx: SQL, counters: SnapshotDocument['co
  * Replaces every record with `document`'s, in `tx`: the search and order columns and the album counts are computed
  * again, by this build's rules. Its counters go in with the commit: {@link commitWithCounters}.
  */
-export async function replaceAll(tx: SQL, document: SnapshotDocument, emailKey: (email: string) => string) {
+export async function replaceAll(tx: SQL, document: StoreDocument, emailKey: (email: string) => string) {
   // Every stripe of the artists' tally first, in order: creates of artists in flight on any replica commit before
   // the rows are replaced, and those that come later wait for the reset, then take their ids from the sequence as
   // it puts it back (writes.ts takes them only once it holds a stripe).

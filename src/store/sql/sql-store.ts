@@ -8,6 +8,8 @@ import type { Credential, NewCredential } from '../../model/credential.ts'
 import { emailKey } from '../../model/email.ts'
 import type { New } from '../../model/form.ts'
 import type { AlbumSort, ArtistSort, ListQuery } from '../../model/search.ts'
+import type { StoreDocument, StoredDocument } from '../../model/store-document.ts'
+import { upgradeDocument } from '../../model/upgrade.ts'
 import type { NewUser, User } from '../../model/user.ts'
 import { artistTag, StaleVersionError } from '../entity-tag.ts'
 import {
@@ -22,7 +24,6 @@ import {
   type Recents,
   type RecentsRule,
   type Slice,
-  type Snapshot,
   type Store,
   StoreUnavailableError,
   type UserChanges,
@@ -45,11 +46,14 @@ import { PageCache } from './page-cache.ts'
 import { fetchAlbums, fetchArtists, fetchCredentials, fetchUsers, fetchVersions, ReadBatcher } from './reads.ts'
 import { inTransaction, retried, sqlState } from './retry.ts'
 import { artistOf, artistRow, credentialOf, userOf, userRow } from './rows.ts'
-import { commitWithCounters, dumpConsistent, RESET_POINT, replaceAll, type SnapshotDocument } from './snapshot.ts'
+import { commitWithCounters, dumpConsistent, RESET_POINT, replaceAll } from './snapshot.ts'
 import { STRIPES, type Transact, takeIds, tallyArtists, WriteBatcher } from './writes.ts'
 
 /** The stripes of the artists' tally, put by each replica as it opens (idempotent, safe against each other). */
 const TALLY_ROWS = Array.from({ length: STRIPES }, (_, stripe) => ({ name: 'artists', stripe, count: 0, version: 0 }))
+
+/** A reset point as `rl_snapshots` keeps it, in this build's form: an earlier build may have saved it. */
+const savedDocument = (text: string): StoreDocument => upgradeDocument(JSON.parse(text) as StoredDocument)
 
 /** An id the tables can hold; any other cannot name a record. */
 const validId = (id: number) => Number.isSafeInteger(id) && id > 0
@@ -449,21 +453,21 @@ export class SqlStore implements Store {
   }
 
   /** Every table read in one REPEATABLE READ transaction: one consistent view, however many writes run meanwhile. */
-  async snapshot(): Promise<Snapshot> {
+  async snapshot(): Promise<StoreDocument> {
     if (this.closed) throw new StoreUnavailableError('the store is closed')
     try {
-      return (await this.transact(dumpConsistent)) as unknown as Snapshot
+      return await this.transact(dumpConsistent)
     } catch (error) {
       throw storeError(error, this.target)
     }
   }
 
   /** The shared reset point: the state of the database when the first replica asked, kept in `rl_snapshots`. */
-  async resetPoint(): Promise<Snapshot> {
+  async resetPoint(): Promise<StoreDocument> {
     if (this.closed) throw new StoreUnavailableError('the store is closed')
     try {
       const [kept] = await this.sql`SELECT document FROM rl_snapshots WHERE name = ${RESET_POINT}`
-      if (kept) return JSON.parse(kept.document) as Snapshot
+      if (kept) return savedDocument(kept.document)
       await this.transact(async (tx) => {
         const document = JSON.stringify(await dumpConsistent(tx))
         await tx`INSERT INTO rl_snapshots (name, document) VALUES (${RESET_POINT}, ${document}) ON CONFLICT (name) DO NOTHING`
@@ -471,21 +475,21 @@ export class SqlStore implements Store {
       // Another replica's, when it got there first.
       const [taken] = await this.sql`SELECT document FROM rl_snapshots WHERE name = ${RESET_POINT}`
       if (!taken) throw new Error('the reset point just saved is gone')
-      return JSON.parse(taken.document) as Snapshot
+      return savedDocument(taken.document)
     } catch (error) {
       throw storeError(error, this.target)
     }
   }
 
-  /** Replaces every table's rows with `snapshot`'s, for every replica, in one transaction. */
-  async restore(snapshot: Snapshot): Promise<void> {
+  /** Replaces every table's rows with `document`'s, for every replica, in one transaction. */
+  async restore(document: StoreDocument): Promise<void> {
     if (this.closed) throw new StoreUnavailableError('the store is closed')
     try {
       await this.transact(async (tx) => {
-        await replaceAll(tx, snapshot as unknown as SnapshotDocument, emailKey)
+        await replaceAll(tx, document, emailKey)
         // Every replica's streams are told to reload.
         await recordChanges(tx, [{ kind: 'reset' }])
-        await commitWithCounters(tx, (snapshot as unknown as SnapshotDocument).counters)
+        await commitWithCounters(tx, document.counters)
       })
     } catch (error) {
       throw storeError(error, this.target)

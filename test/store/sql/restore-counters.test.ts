@@ -7,7 +7,8 @@
 import { describe, expect, test } from 'bun:test'
 import { SQL } from 'bun'
 import { emailKey } from '../../../src/model/email.ts'
-import { replaceAll, type SnapshotDocument } from '../../../src/store/sql/snapshot.ts'
+import type { StoreDocument } from '../../../src/model/store-document.ts'
+import { replaceAll } from '../../../src/store/sql/snapshot.ts'
 import { openSqlStore } from '../../../src/store/sql/sql-store.ts'
 import { sqlTestFile, type TestPostgres } from '../../support/postgres.ts'
 
@@ -33,7 +34,7 @@ async function twoArtists() {
 }
 
 /** The counters a snapshot holds. */
-const countersOf = (snapshot: unknown) => (snapshot as SnapshotDocument).counters
+const countersOf = (snapshot: StoreDocument) => snapshot.counters
 
 describe.skipIf(skip)('a restore whose client is gone before its commit', () => {
   test('leaves the counters with the rows it did not replace: the next ids are past every old row', async () => {
@@ -50,7 +51,7 @@ describe.skipIf(skip)('a restore whose client is gone before its commit', () => 
     const raw = new SQL({ url: pg.url(database), max: 2 })
     pools.push(raw)
     const restore = raw.begin(async (tx) => {
-      await replaceAll(tx as unknown as SQL, small as unknown as SnapshotDocument, emailKey)
+      await replaceAll(tx as unknown as SQL, small, emailKey)
       const [{ pid }] = await tx`SELECT pg_backend_pid() AS pid`
       await raw`SELECT pg_terminate_backend(${pid})`
       await tx`SELECT 1`

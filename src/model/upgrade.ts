@@ -1,4 +1,4 @@
-import type { Document, StoredDocument } from './document.ts'
+import type { StoreDocument, StoredDocument } from './store-document.ts'
 
 /**
  * Every difference between what earlier builds wrote to a data file or its journal and the form the store holds now,
@@ -13,9 +13,9 @@ import type { Document, StoredDocument } from './document.ts'
  * | {@link withEpochs}     | builds before credentials epochs                    | test/store/credentials-epoch.test.ts |
  *
  * Each step keeps the records already in the current form as they are (no copies), so a current file costs one pass.
- * The document schema (document.ts) accepts the older forms, and a field a step adds is optional there.
+ * The document's schema (`StoreDocument`) accepts the older forms, and a field a step adds is optional there.
  */
-export function upgradeDocument(document: StoredDocument): Document {
+export function upgradeDocument(document: StoredDocument): StoreDocument {
   withDisabledAt(document)
   withEpochs(document)
   return withoutNulls(document)
@@ -24,13 +24,13 @@ export function upgradeDocument(document: StoredDocument): Document {
 const hasNull = (record: object) => Object.values(record).includes(null)
 
 /** Artists and albums with their null fields left out: unset fields are absent in the store and in every answer. */
-function withoutNulls(document: StoredDocument): Document {
+function withoutNulls(document: StoredDocument): StoreDocument {
   for (const records of [document.artists, document.albums] as object[][])
     for (let i = 0; i < records.length; i++) {
       const record = records[i] as object
       if (hasNull(record)) records[i] = Object.fromEntries(Object.entries(record).filter(([, value]) => value !== null))
     }
-  return document as Document
+  return document as StoreDocument
 }
 
 /** Every user with its `disabledAt`: null (enabled) when the file has none. */
