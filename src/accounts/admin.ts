@@ -1,10 +1,11 @@
+import { Type } from '@sinclair/typebox'
 import { argon2id, type PasswordHasher } from '../auth/password.ts'
-import { EMAIL_PATTERN, isFoldedEmail } from '../model/email.ts'
-import { ConflictError, InvalidFieldError, NotFoundError } from '../model/errors.ts'
-import { UNSTORABLE_DETAIL, unstorable } from '../model/rules.ts'
+import { ConflictError, NotFoundError } from '../model/errors.ts'
+import { checkFields } from '../model/field-detail.ts'
 import type { User } from '../model/user.ts'
+import { SignupInput } from '../model/user.ts'
 import { DuplicateEmailError, type Page, type Slice, type Store } from '../store/store.ts'
-import { displayEmail, normalizeEmail } from './service.ts'
+import { checkFoldedEmail, displayEmail } from './service.ts'
 
 /** An account as the operator sees it (`rock-legends users`, `/__admin/users`): never the password or its hash. */
 export interface AccountView {
@@ -28,12 +29,8 @@ export interface PasswordReset {
   revoked_tokens: number
 }
 
-/** The fields of a new account, as the operator gives them. */
-export interface NewAccount {
-  name: string
-  email: string
-  password: string
-}
+/** The fields of a new account, as the operator gives them: those of a sign-up. */
+export type NewAccount = SignupInput
 
 /** The view of `user` the operator gets. */
 export const accountView = ({ id, name, email, createdAt, disabledAt }: User): AccountView => ({
@@ -44,23 +41,20 @@ export const accountView = ({ id, name, email, createdAt, disabledAt }: User): A
   disabled_at: disabledAt ?? undefined,
 })
 
-const EMAIL = new RegExp(EMAIL_PATTERN)
-
-/** The sign-up rules (`SignupInput`), for callers that do not come through a validated route (the command line). */
-export function checkNewAccount({ name, email, password }: NewAccount): void {
-  if (name.length < 1 || name.length > 100 || !/\S/.test(name))
-    throw new InvalidFieldError('/name', 'must be 1–100 characters, not blank')
-  if (unstorable(name)) throw new InvalidFieldError('/name', UNSTORABLE_DETAIL)
-  if (email.length > 254 || !EMAIL.test(email) || !isFoldedEmail(normalizeEmail(email)))
-    throw new InvalidFieldError('/email', 'must be an email address such as carlos@rock-legends.com')
-  checkPassword(password)
+/**
+ * The sign-up body's schema and rules (`SignupInput`, and the folded form of the email, as `Accounts.signUp` checks
+ * it), for callers that do not come through a validated route (the command line); refused as the API refuses them.
+ */
+export function checkNewAccount(fields: NewAccount): void {
+  checkFields(SignupInput, fields)
+  checkFoldedEmail(fields.email)
 }
 
-/** The password rule of sign-up: 8–1,024 characters. */
+const PasswordInput = Type.Object({ password: SignupInput.properties.password })
+
+/** The password rule of sign-up (`SignupInput`), for a new password the operator sets. */
 export function checkPassword(password: string): void {
-  if (password.length < 8 || password.length > 1024)
-    throw new InvalidFieldError('/password', 'must be 8–1,024 characters')
-  if (unstorable(password)) throw new InvalidFieldError('/password', UNSTORABLE_DETAIL)
+  checkFields(PasswordInput, { password })
 }
 
 const unknownAccount = (email: string) => new NotFoundError(`There is no account with the email ${email.trim()}.`)

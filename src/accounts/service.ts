@@ -129,6 +129,15 @@ export const normalizeEmail = emailKey
 /** The form an email is stored and shown in: as typed, trimmed and lower-cased. */
 export const displayEmail = (email: string) => email.trim().toLowerCase()
 
+/**
+ * Refuses an email (as typed) whose folded form is no address: NFKC can turn one character into several, a dot among
+ * them ("⒈" is "1."), and such an address could never be told apart from others.
+ */
+export function checkFoldedEmail(email: string): void {
+  if (!isFoldedEmail(normalizeEmail(email)))
+    throw new InvalidFieldError('/email', 'must be an email address such as carlos@rock-legends.com')
+}
+
 const publicUser = ({ id, name, email }: User): PublicUser => ({ id, name, email })
 
 const personalKey = ({ id, name, prefix, createdAt, lastUsedAt }: Credential): PersonalKey => ({
@@ -226,10 +235,7 @@ export class Accounts {
     this.requireSignupOpen()
     await admit([{ limiter: this.signupsByClient, key: client, reason: 'Too many sign-ups from this address.' }])
     const email = displayEmail(fields.email)
-    // NFKC can turn one character into several, a dot among them ("⒈" is "1."): the folded form must still be an
-    // address, or it could never be told apart from others.
-    if (!isFoldedEmail(normalizeEmail(email)))
-      throw new InvalidFieldError('/email', 'must be an email address such as carlos@rock-legends.com')
+    checkFoldedEmail(email)
     // Saves an argon2 hash on the obvious duplicate; the store's insert is what settles a race.
     if (await this.store.users.findByEmail(email)) throw emailTaken(email)
     const passwordHash = await this.passwords.hash(fields.password)

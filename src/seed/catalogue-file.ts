@@ -4,7 +4,7 @@ import { type TSchema, t } from 'elysia'
 import { AlbumInput, albumFields } from '../model/album.ts'
 import { ArtistInput, artistFields } from '../model/artist.ts'
 import type { CatalogueEntry } from '../model/catalogue.ts'
-import { describeSchema, type SchemaLike } from '../model/schema-words.ts'
+import { describeSchema, type SchemaLike } from '../model/field-detail.ts'
 import { SeedError } from './seed-error.ts'
 
 /** How many problems a rejected file lists: enough to fix several at once, few enough to read. */

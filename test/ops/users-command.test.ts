@@ -110,7 +110,11 @@ describe('rock-legends users, the server stopped: the data file directly', () =>
         2,
         'never taken from the command line',
       ],
-      [['reset-password', 'ana@rock-legends.com', '--password-stdin'], 2, 'password: must be 8–1,024 characters'],
+      [
+        ['reset-password', 'ana@rock-legends.com', '--password-stdin'],
+        2,
+        'password: must be a string of 8–1024 characters',
+      ],
       [['frobnicate'], 2, 'users has no command "frobnicate"'],
       [['list', '--limit', '0'], 2, '--limit must be a whole number of at least 1'],
     ]
