@@ -20,3 +20,15 @@ test('the account services return domain values: the wire names are the routesâ€
   expect(source('accounts/service.ts').match(wireNames)).toBeNull()
   expect(source('accounts/routes.ts').match(wireNames)).not.toBeNull()
 })
+
+test('the model is the ground floor: it imports only itself and packages', () => {
+  for (const file of readdirSync(join(SRC, 'model')).filter((name) => name.endsWith('.ts')))
+    expect({
+      file,
+      imports: importsOf(source(join('model', file))).filter((path) => path?.startsWith('.') && !path.startsWith('./')),
+    }).toEqual({ file, imports: [] })
+})
+
+test('the storage interface re-exports nothing: every record is the modelâ€™s', () => {
+  expect(source('store/store.ts').match(/^export (type )?\{[^}]*\}/gm)).toBeNull()
+})
