@@ -4,10 +4,27 @@
  * runs it beside the main run. Without PostgreSQL on the machine it says so and skips, except under `CI=true`, where
  * it fails.
  */
+import bunfig from '../../bunfig.toml'
 import { postgresAvailable } from './postgres.ts'
 
-/** The test folders whose apps run over the backend under test: the API's contract, through `testApp()`. */
-export const CONTRACT_SUITE = ['test/catalogue', 'test/accounts', 'test/contract', 'test/http', 'test/covers']
+/**
+ * The test files whose apps run over the backend under test (the API's contract, through `testApp()`), as `bun test`
+ * arguments: the in-process files of these folders. A file named for another harness (`.binary`, `.browser`, `.sql`
+ * or `.node` before `.test.ts`) starts the executable, a browser or a database of its own, whatever the backend: it
+ * runs in the main run only. Patterns on the command line take the place of bunfig.toml's `pathIgnorePatterns`, so
+ * those are passed again: the folders are filters that match anywhere in a path
+ * (`npm/recipes/node-test/catalogue.test.mjs` holds `test/catalogue`).
+ */
+export const CONTRACT_SUITE = [
+  'test/catalogue',
+  'test/accounts',
+  'test/contract',
+  'test/http',
+  'test/covers',
+  ...[...bunfig.test.pathIgnorePatterns, '**/*.{binary,browser,sql,node}.test.ts'].map(
+    (pattern) => `--path-ignore-patterns=${pattern}`,
+  ),
+]
 
 /**
  * The per-test timeout of the runs: room for subprocess tests on a small, busy machine (bunfig.toml cannot set it:
