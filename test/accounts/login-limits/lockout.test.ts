@@ -1,14 +1,15 @@
 import { describe, expect, test } from 'bun:test'
-import { ACCOUNT_LIMITS, Accounts } from '../../src/accounts/service.ts'
-import type { PasswordHasher } from '../../src/auth/password.ts'
-import { TooManyAttemptsError, UnauthenticatedError } from '../../src/model/errors.ts'
-import { openMemoryStore } from '../../src/store/document/memory.ts'
-import { MAX_KEYS, RateLimiter } from '../../src/store/document/rate-limiter.ts'
-import { CARLOS, manualClock } from '../accounts/helpers.ts'
+import { ACCOUNT_LIMITS, Accounts } from '../../../src/accounts/service.ts'
+import type { PasswordHasher } from '../../../src/auth/password.ts'
+import { TooManyAttemptsError, UnauthenticatedError } from '../../../src/model/errors.ts'
+import { openMemoryStore } from '../../../src/store/document/memory.ts'
+import { MAX_KEYS, RateLimiter } from '../../../src/store/document/rate-limiter.ts'
+import { CARLOS, manualClock } from '../helpers.ts'
 
 // The ways around the login limits and the ways to abuse them, each played against the accounts service with the client
 // address it is given (in-process HTTP calls all share one address; the executable is exercised from real addresses in
-// rate-limits.test.ts). Passwords are compared as plain text here: the limits are under test, not argon2.
+// concurrent-clients.binary.test.ts). Passwords are compared as plain text here: the limits are under test, not
+// argon2.
 
 const { loginFailuresPerClient: perClient, loginFailuresPerEmail: perEmail } = ACCOUNT_LIMITS
 const ceiling = ACCOUNT_LIMITS.loginFailuresPerEmailCeiling

@@ -1,10 +1,10 @@
 import { describe, expect, test } from 'bun:test'
-import { ACCOUNT_LIMITS, Accounts } from '../../src/accounts/service.ts'
-import type { PasswordHasher } from '../../src/auth/password.ts'
-import { TooManyAttemptsError, UnauthenticatedError } from '../../src/model/errors.ts'
-import { openMemoryStore } from '../../src/store/document/memory.ts'
-import { MemoryRecents } from '../../src/store/document/memory-limiter.ts'
-import { CARLOS, manualClock } from '../accounts/helpers.ts'
+import { ACCOUNT_LIMITS, Accounts } from '../../../src/accounts/service.ts'
+import type { PasswordHasher } from '../../../src/auth/password.ts'
+import { TooManyAttemptsError, UnauthenticatedError } from '../../../src/model/errors.ts'
+import { openMemoryStore } from '../../../src/store/document/memory.ts'
+import { MemoryRecents } from '../../../src/store/document/memory-limiter.ts'
+import { CARLOS, manualClock } from '../helpers.ts'
 
 // The addresses an account logged in from lately are exempt from the per-email ceiling, so a crowd of guessers cannot
 // lock the owner out at home. Each account keeps its own latest few, which only its own logins replace: were they one

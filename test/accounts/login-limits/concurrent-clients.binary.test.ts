@@ -1,8 +1,8 @@
 import { afterEach, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
 import { connect } from 'node:net'
 import { networkInterfaces } from 'node:os'
-import { ACCOUNT_LIMITS } from '../../src/accounts/service.ts'
-import { ensureBinary, type RunningBinary, startBinary } from '../support/binary.ts'
+import { ACCOUNT_LIMITS } from '../../../src/accounts/service.ts'
+import { ensureBinary, type RunningBinary, startBinary } from '../../support/binary.ts'
 
 // The brakes on guessing passwords and on sign-ups, under real concurrency: parallel requests over real sockets to
 // the executable, so that no check and its count can be interleaved into letting more through; and from real client
