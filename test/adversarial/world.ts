@@ -163,7 +163,7 @@ function stageOf(template: Template): Stage {
       // What each answer is, not what a hash costs, is under test: argon2id at its lowest cost (test/support/passwords.ts).
       passwords: cheapPasswords,
       // Thousands of forged credentials from one (in-process) address: the brake on guessing them is not under test
-      // here (test/hardening/credential-guessing.test.ts), what each request answers is.
+      // here (test/auth/credential-guessing.test.ts), what each request answers is.
       limits: { ...ACCOUNT_LIMITS, credentialFailuresPerClient: { limit: 1_000_000, windowMs: 60_000 } },
     }),
   }

@@ -6,7 +6,7 @@ import type { AccessEntry } from '../../src/log.ts'
 import { openMemoryStore } from '../../src/store/document/memory.ts'
 
 // However odd the request, the answer is a problem (never a bare 500 or a crash of the error handler) and the access
-// log gets one entry for it. test/hardening/odd-requests.binary.test.ts sends the same over a socket to the executable.
+// log gets one entry for it. test/http/odd-requests.binary.test.ts sends the same over a socket to the executable.
 
 /**
  * A request whose `url` is what Bun hands the app for a target it cannot make absolute: CONNECT's authority-form

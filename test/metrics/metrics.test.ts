@@ -13,7 +13,7 @@ import { skipWithoutPostgres, testPostgres } from '../support/postgres.ts'
 
 // In-process: the counters move as requests are made through the whole app (`app.handle`), over a data file so that
 // the journal's metrics move too. The text format itself is checked by a real parser against the executable
-// (binary.test.ts); here a sample is found by its exact line.
+// (scrape.binary.test.ts); here a sample is found by its exact line.
 
 const KEY = 'metrics-test-key'
 const cleanups: (() => Promise<void> | void)[] = []

@@ -10,7 +10,7 @@ import { asService, SERVICE_KEY } from '../helpers.ts'
 // theirs, which checks the credentials first; sign-up and login name theirs. There is no app-wide parser behind them,
 // so a route that took a body without one would fall back to Elysia's own parsers (any content type, no limit but the
 // transport's, no `__proto__` scan), and a route whose own parse ran before its option's would read the body before
-// the credentials. These tests catch both. test/hardening/credentials-first.test.ts checks the order itself.
+// the credentials. These tests catch both. test/auth/credentials-first.binary.test.ts checks the order itself.
 
 const app = () =>
   createApp({ store: openMemoryStore(), apiKeys: [SERVICE_KEY], reset: async () => {}, report: () => {} })
