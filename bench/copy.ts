@@ -22,8 +22,8 @@ import { join } from 'node:path'
 import { ensureBinary, startBinary } from '../test/support/binary.ts'
 import { describeMachine } from './machine.ts'
 import { count, machineTable, median, table, utc } from './markdown.ts'
-import { startBenchPostgres } from './postgres.ts'
 import { writeNamedSection } from './results-file.ts'
+import { startBenchPostgres } from './sql-bench.ts'
 
 const args = process.argv.slice(2)
 const option = (name: string, fallback: number) => {

@@ -1,11 +1,128 @@
-import { mkdir } from 'node:fs/promises'
+import { readdirSync } from 'node:fs'
+import { mkdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import { SQL } from 'bun'
+import { startDurablePostgres } from '../test/support/postgres.ts'
 import { writeCatalogue } from './catalogue.ts'
 import { COMPARE_ARTISTS, COMPARE_SETTINGS } from './compare.ts'
-import type { Activity, BenchPostgres } from './postgres.ts'
 import { API_KEY, accessLogOf, artistCount, CREATE_SCRIPT, createArtists, startStore } from './rock-legends.ts'
 import { type ServerProcess, startRockLegends } from './server-process.ts'
 import { type Load, type LoadRun, loadServer } from './wrk.ts'
+
+/** The PostgreSQL of a benchmark (test/support/postgres.ts starts it), with what the benchmarks read of it. */
+export interface BenchPostgres {
+  /** The major version, e.g. `15`. */
+  version: string
+  /** The URL of `database` over the unix socket. */
+  url(database: string): string
+  /** Creates `name`, empty or as a copy of `template` (which nobody may be connected to). */
+  createDatabase(name: string, template?: string): Promise<void>
+  /** Runs one statement as the superuser, on the `postgres` database. */
+  query<T = Record<string, unknown>>(text: string): Promise<T[]>
+  /** The next transaction id: how many transactions have written anything so far (read ones take none). */
+  nextXid(): Promise<number>
+  /** CPU time, user and system, of the postmaster and every process it started, exited ones included, in seconds. */
+  cpuSeconds(): Promise<number>
+  /** Samples what the client backends are doing every `everyMs` until the function it returns is called. */
+  sampleActivity(everyMs?: number): () => Promise<Activity>
+  /** Stops the server and removes its directory. */
+  stop(): Promise<void>
+}
+
+/** What busy client backends were doing over a run: samples taken, and backends seen per state over all of them. */
+export interface Activity {
+  samples: number
+  /** `on CPU`, `in a transaction, waiting for its client`, or the wait event, e.g. `IO: WALSync`, `Lock: transactionid`. */
+  backends: Record<string, number>
+}
+
+// Busy client backends but the sampler's own, by what they do: running, waiting inside a transaction for the app's
+// next statement, or waiting on the event PostgreSQL names.
+const ACTIVITY = `
+  SELECT CASE WHEN state = 'idle in transaction' THEN 'in a transaction, waiting for its client'
+              WHEN wait_event IS NULL THEN 'on CPU'
+              ELSE wait_event_type || ': ' || wait_event END AS what, count(*) AS n
+  FROM pg_stat_activity
+  WHERE backend_type = 'client backend' AND pid <> pg_backend_pid() AND state IN ('active', 'idle in transaction')
+  GROUP BY 1`
+
+// The unit of the times in /proc/PID/stat (see server-process.ts).
+const USER_HZ = 100
+
+/** utime, stime, cutime and cstime of a process, in ticks, with its parent's pid; undefined once it is gone. */
+async function times(pid: number): Promise<{ ppid: number; own: number; children: number } | undefined> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined)
+  if (!stat) return undefined
+  // After the command name (in parentheses, may hold spaces): state, ppid, …, utime (12th), stime, cutime, cstime.
+  const fields = stat
+    .slice(stat.lastIndexOf(')') + 2)
+    .split(' ')
+    .map(Number)
+  const at = (i: number) => fields[i] ?? 0
+  return { ppid: at(1), own: at(11) + at(12), children: at(13) + at(14) }
+}
+
+/**
+ * Starts a PostgreSQL of its own in `dir` with durable defaults (test/support/postgres.ts, `startDurablePostgres`),
+ * `settings` added (bench/sql-create-costs.ts loads `pg_stat_statements`, nothing that changes durability), and
+ * connects to it as the superuser to read what the benchmarks report.
+ */
+export async function startBenchPostgres(dir: string, settings: Record<string, string> = {}): Promise<BenchPostgres> {
+  const server = await startDurablePostgres(dir, settings)
+  const admin = new SQL({ url: server.url('postgres'), max: 1 })
+  try {
+    await admin`SELECT 1`
+  } catch (error) {
+    server.stop()
+    throw error
+  }
+  const query = <T>(text: string) => admin.unsafe(text) as Promise<T[]>
+  return {
+    version: server.version,
+    url: server.url,
+    query,
+    async createDatabase(name, template) {
+      await query(`CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ''}`)
+    },
+    async nextXid() {
+      const [row] = await query<{ xid: string }>('SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS xid')
+      return Number(row?.xid)
+    },
+    async cpuSeconds() {
+      // The postmaster's children-times hold every child it has reaped; the live children add their own.
+      let ticks = 0
+      for (const name of readdirSync('/proc')) {
+        if (!/^\d+$/.test(name)) continue
+        const pid = Number(name)
+        const t = await times(pid)
+        if (pid === server.pid && t) ticks += t.own + t.children
+        else if (t?.ppid === server.pid) ticks += t.own
+      }
+      return ticks / USER_HZ
+    },
+    sampleActivity(everyMs = 50) {
+      const activity: Activity = { samples: 0, backends: {} }
+      let sampling = true
+      const loop = (async () => {
+        while (sampling) {
+          const rows = await query<{ what: string; n: string }>(ACTIVITY)
+          activity.samples += 1
+          for (const { what, n } of rows) activity.backends[what] = (activity.backends[what] ?? 0) + Number(n)
+          await Bun.sleep(everyMs)
+        }
+      })()
+      return async () => {
+        sampling = false
+        await loop
+        return activity
+      }
+    },
+    async stop() {
+      await admin.close().catch(() => {})
+      server.stop()
+    },
+  }
+}
 
 /** The stores compared, in the order of the report: the JSON file, then one and two replicas over PostgreSQL. */
 export const SQL_TARGETS = ['json', 'sql', 'sql×2'] as const

@@ -19,10 +19,9 @@ import { join } from 'node:path'
 import { ensureBinary } from '../test/support/binary.ts'
 import { writeCatalogue } from './catalogue.ts'
 import { COMPARE_ARTISTS } from './compare.ts'
-import { type BenchPostgres, startBenchPostgres } from './postgres.ts'
 import { artistCount, CREATE_SCRIPT } from './rock-legends.ts'
 import { BINARY, type ServerProcess } from './server-process.ts'
-import { loadTarget, SQL_SETTINGS, startReplica } from './sql-bench.ts'
+import { type BenchPostgres, loadTarget, SQL_SETTINGS, startBenchPostgres, startReplica } from './sql-bench.ts'
 
 const WORK = join(import.meta.dir, '.work')
 

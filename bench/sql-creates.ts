@@ -8,7 +8,7 @@
  * seeded database (seeded by its own build: a build refuses a schema newer than its own) after a `CHECKPOINT`, its
  * replicas started afresh and warmed with a 1 s read run and a few creates. Two or four replicas get one wrk each,
  * the connections split evenly (32 in all, as bench/sql.ts). PostgreSQL's busy backends are sampled every 50 ms
- * (bench/postgres.ts): the share of them waiting on a `Lock:` is what issue 27 is about.
+ * (bench/sql-bench.ts): the share of them waiting on a `Lock:` is what issue 27 is about.
  *
  * Prints the Markdown section; with `--write`, also writes it into bench/RESULTS.md between
  * `<!-- sql-creates:begin -->` and `<!-- sql-creates:end -->` (never with `--quick`: one short round).
@@ -17,15 +17,22 @@ import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises'
 import { loadavg } from 'node:os'
 import { join } from 'node:path'
 import { ensureBinary } from '../test/support/binary.ts'
+import { postgresAvailable } from '../test/support/postgres.ts'
 import { writeCatalogue } from './catalogue.ts'
 import { COMPARE_ARTISTS } from './compare.ts'
 import { describeMachine } from './machine.ts'
 import { type Column, count, machineTable, median, ratio, table, utc } from './markdown.ts'
-import { type Activity, type BenchPostgres, postgresBinaries, startBenchPostgres } from './postgres.ts'
 import { RESULTS, writeNamedSection } from './results-file.ts'
 import { artistCount, CREATE_SCRIPT, createArtists } from './rock-legends.ts'
 import { BINARY, type ServerProcess } from './server-process.ts'
-import { loadTarget, SQL_SETTINGS, startReplica } from './sql-bench.ts'
+import {
+  type Activity,
+  type BenchPostgres,
+  loadTarget,
+  SQL_SETTINGS,
+  startBenchPostgres,
+  startReplica,
+} from './sql-bench.ts'
 import { loadServer, WRK_INSTALL, wrkCommand, wrkVersion } from './wrk.ts'
 
 const WORK = join(import.meta.dir, '.work')
@@ -140,7 +147,8 @@ async function main(): Promise<void> {
   const rounds = quick ? 1 : Number(argument('--rounds') ?? 6)
   const seconds = quick ? 2 : SQL_SETTINGS.seconds
   if (!Bun.which('wrk')) throw new Error(`wrk is not installed. Install it (as root) with: ${WRK_INSTALL}`)
-  if (!postgresBinaries()) throw new Error('PostgreSQL is not installed (as root): apt-get install postgresql')
+  const noPostgres = postgresAvailable()
+  if (noPostgres) throw new Error(noPostgres)
   if (!process.env.BENCH_BINARY) await ensureBinary()
   const binaries = { after: BINARY, before: before ?? '' }
   const targets: Target[] = [

@@ -188,7 +188,7 @@ export function renderSql(run: SqlBenchRun): string {
     .join(', ')
   return `## SQL beside the JSON store: one and two replicas over PostgreSQL
 
-Measured ${utc(run.date)} with \`${run.command}\` (bench/sql.ts, bench/sql-bench.ts, bench/postgres.ts) on this machine, one-minute load average ${run.loadBefore.toFixed(2)} just before the first run and ${run.loadAfter.toFixed(2)} at the end (the machine is shared; the figure at the end counts the bench's own wrk threads, rock-legends processes and PostgreSQL backends too):
+Measured ${utc(run.date)} with \`${run.command}\` (bench/sql.ts, bench/sql-bench.ts) on this machine, one-minute load average ${run.loadBefore.toFixed(2)} just before the first run and ${run.loadAfter.toFixed(2)} at the end (the machine is shared; the figure at the end counts the bench's own wrk threads, rock-legends processes and PostgreSQL backends too):
 
 ${machineTable(run.machine)}
 

@@ -11,10 +11,10 @@ import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises'
 import { loadavg } from 'node:os'
 import { join } from 'node:path'
 import { ensureBinary } from '../test/support/binary.ts'
+import { postgresAvailable } from '../test/support/postgres.ts'
 import { describeMachine } from './machine.ts'
-import { type BenchPostgres, postgresBinaries, startBenchPostgres } from './postgres.ts'
 import { RESULTS, writeNamedSection } from './results-file.ts'
-import { measureSql, SQL_DURATION_SECONDS, SQL_SETTINGS } from './sql-bench.ts'
+import { type BenchPostgres, measureSql, SQL_DURATION_SECONDS, SQL_SETTINGS, startBenchPostgres } from './sql-bench.ts'
 import { renderSql } from './sql-report.ts'
 import { WRK_INSTALL, wrkVersion } from './wrk.ts'
 
@@ -46,8 +46,8 @@ async function main(): Promise<void> {
   const quick = process.argv.includes('--quick')
   if (quick) Object.assign(SQL_SETTINGS, { rounds: 1, seconds: 2, warmUpSeconds: 1 })
   if (!Bun.which('wrk')) throw new Error(`wrk is not installed. Install it (as root) with: ${WRK_INSTALL}`)
-  if (!postgresBinaries())
-    throw new Error('PostgreSQL is not installed. Install it (as root): apt-get install postgresql')
+  const noPostgres = postgresAvailable()
+  if (noPostgres) throw new Error(noPostgres)
   if (!process.env.BENCH_BINARY) await ensureBinary()
   await mkdir(WORK, { recursive: true })
   const workDir = await mkdtemp(join(WORK, 'sql-'))

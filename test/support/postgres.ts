@@ -13,7 +13,7 @@
  * where they fail (`.ci/run` installs the package).
  */
 import { afterAll, afterEach, beforeAll, onTestFinished } from 'bun:test'
-import { chownSync, existsSync, mkdtempSync, readdirSync, renameSync, rmSync } from 'node:fs'
+import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { SQL, spawnSync } from 'bun'
@@ -257,14 +257,18 @@ export async function startSharedPostgres(): Promise<{ env: string; stop(): void
 const serverOptions = ({ dir, port, tls }: ServerLocation) =>
   `-k ${dir} -p ${port} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=600${tls ? ' -c ssl=on' : ''}`
 
-/** A new temporary directory for PostgreSQL's files: the `postgres` user's when this process is root (as `run` is). */
-function serverDirectory(prefix: string): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix))
+/** Makes `dir` the `postgres` user's when this process is root, since `run` runs PostgreSQL's programs as that user. */
+function forPostgres(dir: string): string {
   if (process.getuid?.() === 0) {
     const user = run('/usr/bin', 'id', ['-u', 'postgres'], true).stdout.toString().trim()
     chownSync(dir, Number(user), Number(user))
   }
   return dir
+}
+
+/** A new temporary directory for PostgreSQL's files (see {@link forPostgres}). */
+function serverDirectory(prefix: string): string {
+  return forPostgres(mkdtempSync(join(tmpdir(), prefix)))
 }
 
 /**
@@ -405,4 +409,59 @@ async function use(location: ServerLocation, owned: boolean): Promise<TestPostgr
     },
   }
   return server
+}
+
+/** A server of {@link startDurablePostgres}. */
+export interface DurablePostgres {
+  /** The major version of its programs, e.g. `15`. */
+  version: string
+  /** The postmaster's process id. */
+  pid: number
+  /** A URL of `database` over the unix socket. */
+  url(database: string): string
+  /** Stops the server (`-m fast`) and removes its directory. */
+  stop(): void
+}
+
+/**
+ * A PostgreSQL for the benchmarks (bench/sql.ts and the others over SQL), which measure the SQL store over a server as
+ * installed: `initdb` into `dir` (empty or absent; the benchmarks put it on the disk of the JSON store they compare
+ * with), then the server on a unix socket in `dir` and no TCP, every setting at its default, durability included
+ * (`fsync` and `synchronous_commit` on, unlike the tests' servers), but for `settings` (`-c NAME=VALUE` each). No
+ * template databases, no watchdog: the caller stops it.
+ */
+export async function startDurablePostgres(
+  dir: string,
+  settings: Record<string, string> = {},
+): Promise<DurablePostgres> {
+  const bin = binaries()
+  if (!bin) throw new Error(postgresAvailable())
+  mkdirSync(dir, { recursive: true })
+  forPostgres(dir)
+  const data = join(dir, 'data')
+  run(bin, 'initdb', ['-D', data, '-A', 'trust', '-U', ROLE, '-E', 'UTF8', '--locale=C.UTF-8'])
+  const port = freePort()
+  const options = [
+    `-k ${dir} -p ${port} -c listen_addresses=`,
+    ...Object.entries(settings).map(([k, v]) => `-c ${k}=${v}`),
+  ]
+  run(bin, 'pg_ctl', ['-D', data, '-l', join(dir, 'log'), '-o', options.join(' '), '-w', 'start'])
+  const stop = () => {
+    run(bin, 'pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop'], false)
+    rmSync(dir, { recursive: true, force: true })
+  }
+  const pidFile = await Bun.file(join(data, 'postmaster.pid'))
+    .text()
+    .catch(() => '')
+  const pid = Number(pidFile.split('\n')[0])
+  if (!pid) {
+    stop()
+    throw new Error(`PostgreSQL started in ${dir} but wrote no postmaster.pid`)
+  }
+  return {
+    version: bin.split('/').at(-2) ?? '',
+    pid,
+    url: (database) => socketUrl({ bin, dir, port, tls: false }, database),
+    stop,
+  }
 }
