@@ -44,7 +44,7 @@ interface Scenario {
 
 const SCENARIOS: Scenario[] = [
   {
-    label: '100 distinct pages of up to 100 artists (the issue’s case): `?limit=100&offset=0…99`',
+    label: '100 distinct pages of up to 100 artists: `?limit=100&offset=0…99`',
     paths: Array.from({ length: 100 }, (_, i) => `/api/v1/artists?limit=100&offset=${i}`),
   },
   {
@@ -126,7 +126,7 @@ async function main() {
   const section = [
     '## Cache memory: what a visitor’s list pages make the server hold',
     '',
-    `Measured ${utc(new Date())} with \`${command}\` on ${machine.cpu}, ${machine.cores} cores, ${machine.memory}, ${machine.kernel}, Bun ${machine.bun}. Two compiled servers side by side, each fresh for every scenario and round, \`--data :memory: --log off\`: **before** is commit ${baseline.commit} (the list pages kept by count: up to 1,024 encoded pages per list), **after** is this working tree (issue 22: every cache of list pages bounded by bytes, 16 MiB each as estimated, no page over 2 MiB kept). Each server gets ${ARTISTS} of the largest artists the API accepts, every character of their name, description, image and band one that JSON writes as six bytes (\`\\u0001\`, about 75 KB of JSON each), and every record is served once; then, after ${SETTLE_MS / 1000} s idle, its resident memory (VmRSS) is read, the scenario's pages are asked anonymously one after another, and after ${SETTLE_MS / 1000} s idle the memory is read again. **Grown** is the difference, the median of ${ROUNDS} rounds (each round's in parentheses); **resident** is the memory after the pages.`,
+    `Measured ${utc(new Date())} with \`${command}\` on ${machine.cpu}, ${machine.cores} cores, ${machine.memory}, ${machine.kernel}, Bun ${machine.bun}. Two compiled servers side by side, each fresh for every scenario and round, \`--data :memory: --log off\`: **before** is commit ${baseline.commit} (the list pages kept by count: up to 1,024 encoded pages per list), **after** is this working tree (every cache of list pages bounded by bytes, 16 MiB each as estimated, no page over 2 MiB kept). Each server gets ${ARTISTS} of the largest artists the API accepts, every character of their name, description, image and band one that JSON writes as six bytes (\`\\u0001\`, about 75 KB of JSON each), and every record is served once; then, after ${SETTLE_MS / 1000} s idle, its resident memory (VmRSS) is read, the scenario's pages are asked anonymously one after another, and after ${SETTLE_MS / 1000} s idle the memory is read again. **Grown** is the difference, the median of ${ROUNDS} rounds (each round's in parentheses); **resident** is the memory after the pages.`,
     '',
     table(
       [

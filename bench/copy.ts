@@ -144,7 +144,7 @@ async function main() {
         ],
       ],
     )
-    const markdown = `## Moving between stores (issue 24)
+    const markdown = `## Moving between stores
 
 \`bun bench/copy.ts --rounds ${ROUNDS}\` (${utc(started)}): the compiled executable's \`rock-legends copy\` of a data file of ${count(ARTISTS)} artists, ${count(Math.floor(ARTISTS / ALBUMS_EVERY))} albums, 3 accounts with a token and a key each (${(size / 1e6).toFixed(1)} MB), into PostgreSQL ${postgres.version} on the same machine (its own cluster, fsync and synchronous_commit on, over the unix socket), and back. Each time is the whole command as an operator runs it: the process's start, reading and checking the source (every invariant \`verify\` checks), writing the target (one transaction into PostgreSQL; a new file renamed into place), and reading the target back to compare its checksum. Load average before and after: ${load(loadBefore)} → ${load(loadAfter)} (other engineers' tests share the two cores).
 

@@ -269,7 +269,7 @@ async function main() {
     `${ms(create[0].p99)} / ${ms(create[1].p99)}`,
     `${count(create[0].rps)} / ${count(create[1].rps)}`,
   ])
-  const markdown = `## Live updates (issue 25)
+  const markdown = `## Live updates
 
 \`bun bench/events.ts --write\` (${utc(new Date())}): one server (bench/events-server.ts, \`startServer\` in memory with the seeded catalogue, its event-stream bounds raised so that ${count(SUBSCRIBERS)} subscribers fit on one loopback address), measured with no subscriber and with ${count(SUBSCRIBERS)} idle ones (raw sockets of a process of their own, bench/events-subscribers.ts), round by round; wrk ${SECONDS} s a run. Load average before and after: ${loadBefore.map((n) => n.toFixed(2)).join(', ')} → ${loadAfter.map((n) => n.toFixed(2)).join(', ')} (other engineers' tests share the two cores: the ratios are what count).
 

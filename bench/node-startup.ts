@@ -146,7 +146,7 @@ if (import.meta.main) {
   const machine = await describeMachine('')
   const when = new Date().toISOString().slice(0, 16).replace('T', ' ')
   const section = [
-    '## Fixture start-up from Node, through the npm package (issue 23)',
+    '## Fixture start-up from Node, through the npm package',
     '',
     `Measured ${when} UTC with \`bun bench/node-startup.ts --runs ${runs}\` (bench/node-startup.ts) on ${machine.cpu}, ${machine.cores} cores, ${machine.memory}, ${machine.kernel}; Node ${installed.node}, npm ${installed.npm}. The package is \`bun run pack\`'s tarballs (${installed.platforms.map((name) => `@rock-legends/${name}`).join(', ')}), installed as docs/testing-with-rock-legends.md says into a project made with \`npm init -y\`; the times are taken in Node with \`performance.now()\` around each call, ${runs} rounds after one warm-up round, the cases taking turns within a round. The last row is timed from the spawn of \`node\` to the line it prints once its server is ready. One-minute load average ${loadBefore.toFixed(2)} before and ${loadAfter.toFixed(2)} after (the machine is shared).`,
     '',

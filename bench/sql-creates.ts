@@ -244,7 +244,7 @@ async function main(): Promise<void> {
     ]
     const sideBySide = before ? ratioOf('after, 1', 'before, 1') : undefined
     const wrk = wrkCommand({ url: 'URL', connections: SQL_SETTINGS.createConnections, seconds }).join(' ')
-    const markdown = `## Creates over one, two and four replicas (issue 27)
+    const markdown = `## Creates over one, two and four replicas
 
 Measured ${utc(date)} with \`bun bench/sql-creates.ts${before ? ` --before BINARY --before-is '${beforeIs}'` : ''}${afterIs ? ` --after-is '${afterIs}'` : ''}${rounds !== 6 ? ` --rounds ${rounds}` : ''}\` on this machine (${(version?.version ?? '').replace(/ on .*$/, '')}, every setting at its default, durable commits), one-minute load average ${loadBefore.toFixed(2)} just before the first run and ${loadAfter.toFixed(2)} at the end (the machine is shared with other work):
 

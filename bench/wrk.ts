@@ -25,7 +25,8 @@ export interface WrkRun {
 
 /**
  * wrk threads in every run: one per core of the 2-core machine. Pinning the server to one core and a one-thread wrk
- * to the other (taskset) was tried and made the figures noisier here, not steadier: see the notes in LOG.md.
+ * to the other (taskset) makes the figures noisier here, not steadier: other work lands on the pinned core, and the
+ * server cannot move away from it.
  */
 export const WRK_THREADS = 2
 const UNIT_MS: Record<string, number> = { us: 0.001, ms: 1, s: 1000, m: 60_000, h: 3_600_000 }

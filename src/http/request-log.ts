@@ -11,7 +11,7 @@ const USABLE_ID = /^[\x21-\x7e]{1,128}$/
 /**
  * The client's `X-Request-Id` when it is usable, else a new time-ordered UUID (v7). Bun's own, which draws 8 random
  * bytes per id: ids made in JavaScript (random bits drawn once, then a counter) cost a server just as much per
- * request (bench/LOG.md, "the access log's own work"), since a new string per answer is the cost either way.
+ * request, since a new string per answer is the cost either way.
  */
 export function requestIdOf(request: Request): string {
   const given = request.headers.get(REQUEST_ID)
