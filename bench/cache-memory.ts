@@ -7,10 +7,12 @@
  * has been idle for a while. `--write` records the section in bench/RESULTS.md.
  */
 import { rmSync } from 'node:fs'
+import { ensureBinary } from '../test/support/binary.ts'
 import { describeMachine } from './machine.ts'
 import { median, table, utc } from './markdown.ts'
 import { writeNamedSection } from './results-file.ts'
-import { baselineBinary, currentBinary, type Server, start } from './two-builds.ts'
+import { type ServerProcess, startRockLegends } from './server-process.ts'
+import { baselineBinary } from './two-builds.ts'
 
 const KEY = 'bench-key'
 const ARTISTS = 130
@@ -58,7 +60,7 @@ const mb = (bytes: number) => `${(bytes / MB).toFixed(0)} MB`
 
 /** A fresh server of `binary` with the large artists; the memory it grows by over the scenario's pages. */
 async function measure(binary: string, scenario: Scenario): Promise<{ grown: number; before: number; after: number }> {
-  const server: Server = await start(binary, KEY)
+  const server: ServerProcess = await startRockLegends(['--data', ':memory:', '--api-key', KEY], undefined, binary)
   try {
     for (let i = 1; i <= ARTISTS; i++) {
       const response = await fetch(`${server.url}/api/v1/artists`, {
@@ -71,14 +73,14 @@ async function measure(binary: string, scenario: Scenario): Promise<{ grown: num
     // Routes compiled and the records' serialised text made: what the server holds without any cache.
     for (const offset of [0, 100]) await (await fetch(`${server.url}/api/v1/artists?limit=100&offset=${offset}`)).text()
     await Bun.sleep(SETTLE_MS)
-    const before = await server.rssBytes()
+    const before = (await server.memory()).rss
     for (const path of scenario.paths) {
       const response = await fetch(`${server.url}${path}`)
       await response.arrayBuffer()
       if (response.status !== 200) throw new Error(`${path}: ${response.status}`)
     }
     await Bun.sleep(SETTLE_MS)
-    const after = await server.rssBytes()
+    const after = (await server.memory()).rss
     return { grown: after - before, before, after }
   } finally {
     await server.stop()
@@ -88,7 +90,7 @@ async function measure(binary: string, scenario: Scenario): Promise<{ grown: num
 async function main() {
   const given = option('--baseline')
   const baseline = given ? { binary: given, commit: 'given', dir: undefined } : await baselineBinary(REF)
-  const current = await currentBinary()
+  const current = await ensureBinary()
   const grown: Record<'before' | 'after', number[][]> = {
     before: SCENARIOS.map(() => []),
     after: SCENARIOS.map(() => []),

@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { writeCatalogue } from './catalogue.ts'
 import type { CannedResponse } from './ceiling.ts'
 import { jsonServerArtistCount, writeJsonServerDb } from './json-server-db.ts'
-import { artistCount, CREATE_REQUEST, CREATE_SCRIPT, createArtists, startStore } from './rock-legends.ts'
+import { artistCount, CREATE_SCRIPT, createArtists, recordResponse, startStore } from './rock-legends.ts'
 import { type ServerProcess, startCeiling, startJsonServer } from './server-process.ts'
 import { type Load, type LoadRun, loadServer } from './wrk.ts'
 
@@ -132,18 +132,6 @@ const pathOn = (target: Target, c: CompareCase) => (target === 'json-server' ? c
 /** The order of the targets in round `round`: rotated each round, so none always runs first or last. */
 const orderOf = (round: number) => TARGETS.map((_, i) => TARGETS[(i + round) % TARGETS.length] as Target)
 
-async function record(base: string, { method, path }: CompareCase): Promise<CannedResponse> {
-  const response = await fetch(`${base}${path}`, method === 'POST' ? CREATE_REQUEST : {})
-  if (response.status !== (method === 'POST' ? 201 : 200))
-    throw new Error(`${method} ${path} answered ${response.status}: ${await response.text()}`)
-  // Every header but the two Bun.serve writes itself, so the ceiling sends the same bytes (security headers and the
-  // request id too).
-  const headers: Record<string, string> = {}
-  for (const [name, value] of response.headers) if (name !== 'date' && name !== 'content-length') headers[name] = value
-  const body = Buffer.from(await response.arrayBuffer()).toString('base64')
-  return { method, path, status: response.status, headers, body }
-}
-
 /** Checks that `server` answers the recorded GET with the same status and bytes. */
 async function assertServes(server: ServerProcess, expected: CannedResponse, name: string): Promise<void> {
   const response = await fetch(`${server.url}${expected.path}`)
@@ -198,7 +186,7 @@ async function prepare(dir: string): Promise<Fixture> {
   try {
     await writeJsonServerDb(server.url, jsonServerDb)
     const responses: CannedResponse[] = []
-    for (const c of COMPARE_CASES) responses.push(await record(server.url, c))
+    for (const c of COMPARE_CASES) responses.push(await recordResponse(server.url, c.method, c.path))
     return { dir, catalogue, jsonServerDb, responses }
   } finally {
     await server.stop()

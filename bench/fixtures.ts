@@ -14,9 +14,9 @@ import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { writeCatalogue } from './catalogue.ts'
-import { describeMachine } from './machine.ts'
+import { measuredOn } from './machine.ts'
 import { type ServerProcess, startRockLegends } from './server-process.ts'
-import { type LoadRun, loadServer, sideBySideTables, wrkVersion } from './wrk.ts'
+import { addRound, loadRound, loadServer, type SideBySideRuns, sideBySideTables } from './wrk.ts'
 
 const { values } = parseArgs({
   args: process.argv.slice(2),
@@ -65,9 +65,8 @@ try {
     name === '--fixtures, in a namespace' ? { script: NAMESPACE, scriptArgs: ['bench'] } : {}
   const names = Object.keys(servers)
   const loadAverage = loadavg()[0] ?? 0
-  const runs: Record<string, Record<string, LoadRun[]>> = {}
+  const runs: SideBySideRuns = {}
   for (const c of CASES) {
-    runs[c.label] = Object.fromEntries(names.map((name) => [name, []]))
     for (const name of names)
       await loadServer(servers[name] as ServerProcess, {
         path: c.path,
@@ -76,23 +75,13 @@ try {
         ...scriptFor(name),
       })
     for (let round = 0; round < rounds; round++) {
-      for (let i = 0; i < names.length; i++) {
-        const name = names[(i + round) % names.length] as string
-        const run = await loadServer(servers[name] as ServerProcess, {
-          path: c.path,
-          seconds,
-          connections: 32,
-          ...scriptFor(name),
-        })
-        runs[c.label]?.[name]?.push(run)
-      }
+      const load = (name: string) => ({ path: c.path, seconds, connections: 32, ...scriptFor(name) })
+      addRound(runs, c.label, await loadRound(servers, load, round, false))
       progress(`${c.label}: round ${round + 1} of ${rounds}`)
     }
   }
-  const machine = await describeMachine(wrkVersion() ?? 'wrk')
-  console.log(
-    `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC with \`bun bench/fixtures.ts --rounds ${rounds} --seconds ${seconds}\` (the servers taking turns) on ${machine.cpu}, ${machine.cores} cores, Bun ${Bun.version}; one-minute load average ${loadAverage.toFixed(2)} before and ${(loadavg()[0] ?? 0).toFixed(2)} after.\n`,
-  )
+  const command = `bun bench/fixtures.ts --rounds ${rounds} --seconds ${seconds}`
+  console.log(`${await measuredOn(command, loadAverage, 'the servers taking turns')}\n`)
   const ratios = names.slice(1).map((name) => [name, 'plain'] as const)
   console.log(
     sideBySideTables(

@@ -9,10 +9,12 @@
  */
 import { rmSync } from 'node:fs'
 import { loadavg } from 'node:os'
+import { ensureBinary } from '../test/support/binary.ts'
 import { describeMachine } from './machine.ts'
 import { count, median, ratio, table, utc } from './markdown.ts'
 import { writeNamedSection } from './results-file.ts'
-import { baselineBinary, currentBinary, type Server, start } from './two-builds.ts'
+import { type ServerProcess, startRockLegends } from './server-process.ts'
+import { baselineBinary } from './two-builds.ts'
 
 const KEY = 'bench-key'
 const MAX_BODY_BYTES = 1024 * 1024
@@ -90,7 +92,7 @@ const CASES: Case[] = [
 
 /** One run: `CONNECTIONS` clients send `c` back to back for `SECONDS`; the server's CPU time per answered request. */
 async function measure(
-  server: Server,
+  server: ServerProcess,
   c: Case,
   build: 'before' | 'after',
 ): Promise<{ cpuMs: number; requests: number }> {
@@ -126,8 +128,9 @@ const perRequest = (ms: number) => (ms < 1 ? `${(ms * 1000).toFixed(0)} µs` : `
 async function main() {
   const given = option('--baseline')
   const baseline = given ? { binary: given, commit: 'given', dir: undefined } : await baselineBinary(REF)
-  const current = await currentBinary()
-  const servers = { before: await start(baseline.binary, KEY), after: await start(current, KEY) }
+  const current = await ensureBinary()
+  const start = (binary: string) => startRockLegends(['--data', ':memory:', '--api-key', KEY], undefined, binary)
+  const servers = { before: await start(baseline.binary), after: await start(current) }
   const cpu: Record<'before' | 'after', number[][]> = { before: CASES.map(() => []), after: CASES.map(() => []) }
   let requests = 0
   const loadBefore = loadavg()[0] as number

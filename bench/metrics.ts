@@ -19,10 +19,10 @@ import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { writeCatalogue } from './catalogue.ts'
-import { describeMachine } from './machine.ts'
+import { measuredOn } from './machine.ts'
 import { writeNamedSection } from './results-file.ts'
 import { BINARY, type ServerProcess, startRockLegends } from './server-process.ts'
-import { type LoadRun, loadServer, sideBySideTables, wrkVersion } from './wrk.ts'
+import { addRound, loadRound, loadServer, type SideBySideRuns, sideBySideTables } from './wrk.ts'
 
 const { values, positionals } = parseArgs({
   args: process.argv.slice(2),
@@ -107,24 +107,13 @@ try {
   const names = Object.keys(servers)
   const scrapeAll = () => Promise.all(Object.values(scrapes).map(async (url) => (await fetch(url)).text()))
   const loadAverage = loadavg()[0] ?? 0
-  const runs: Record<string, Record<string, LoadRun[]>> = {}
-  const load = (name: string, path: string) =>
-    loadServer(servers[name] as ServerProcess, { path, seconds, connections: 32 })
+  const runs: SideBySideRuns = {}
   for (const c of CASES) {
-    runs[c.label] = Object.fromEntries(names.map((name) => [name, []]))
     for (const name of names)
       await loadServer(servers[name] as ServerProcess, { path: c.path, seconds: 2, connections: 32 })
     for (let round = 0; round < rounds; round++) {
-      if (together) {
-        const all = await Promise.all(names.map((name) => load(name, c.path)))
-        names.forEach((name, i) => {
-          runs[c.label]?.[name]?.push(all[i] as LoadRun)
-        })
-      } else
-        for (let i = 0; i < names.length; i++) {
-          const name = names[(i + round) % names.length] as string
-          runs[c.label]?.[name]?.push(await load(name, c.path))
-        }
+      const load = () => ({ path: c.path, seconds, connections: 32 })
+      addRound(runs, c.label, await loadRound(servers, load, round, together))
       await scrapeAll()
       progress(`${c.label}: round ${round + 1} of ${rounds}`)
     }
@@ -137,14 +126,10 @@ try {
       )
     )
       throw new Error(`a server with --metrics did not count the reads:\n${text.slice(0, 2000)}`)
-  const after = loadavg()[0] ?? 0
-  const machine = await describeMachine(wrkVersion() ?? 'wrk')
   const command = `bun bench/metrics.ts${before ? ' BEFORE' : ''} --rounds ${rounds} --seconds ${seconds}${together ? ' --together' : ''}`
   const out: string[] = []
-  out.push(
-    `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC with \`${command}\` (${together ? 'the servers of a round loaded all at once' : 'the servers taking turns'}) on ${machine.cpu}, ${machine.cores} cores, Bun ${Bun.version}; one-minute load average ${loadAverage.toFixed(2)} before and ${after.toFixed(2)} after (the machine is shared).`,
-    '',
-  )
+  const how = together ? 'the servers of a round loaded all at once' : 'the servers taking turns'
+  out.push(await measuredOn(command, loadAverage, how), '')
   out.push(
     ...sideBySideTables(
       CASES.map((c) => c.label),

@@ -1,6 +1,7 @@
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
-import { type ServerProcess, startRockLegends } from './server-process.ts'
+import type { CannedResponse } from './ceiling.ts'
+import { BINARY, type ServerProcess, startRockLegends } from './server-process.ts'
 
 /** The service key every benchmarked rock-legends accepts, and wrk's create script sends. */
 export const API_KEY = 'bench-key'
@@ -26,15 +27,20 @@ export type LogSetting = 'default' | 'off'
 export const accessLogOf = (dir: string) => `${dir}.stderr.log`
 
 /**
- * Starts rock-legends on a store in `dir` (created if needed) with the bench key; with `catalogue`, an empty store is
- * first filled from that `--seed=FILE` catalogue. In the default configuration its access log goes to
- * {@link accessLogOf} `dir`.
+ * Starts rock-legends (`binary`, the build under test by default) on a store in `dir` (created if needed) with the
+ * bench key; with `catalogue`, an empty store is first filled from that `--seed=FILE` catalogue. In the default
+ * configuration its access log goes to {@link accessLogOf} `dir`.
  */
-export async function startStore(dir: string, catalogue?: string, log: LogSetting = 'default'): Promise<ServerProcess> {
+export async function startStore(
+  dir: string,
+  catalogue?: string,
+  log: LogSetting = 'default',
+  binary = BINARY,
+): Promise<ServerProcess> {
   await mkdir(dir, { recursive: true })
   const seed = catalogue ? [`--seed=${catalogue}`] : []
   const logFile = log === 'default' ? accessLogOf(dir) : undefined
-  return startRockLegends([...seed, '--data', dataFile(dir), '--api-key', API_KEY], logFile)
+  return startRockLegends([...seed, '--data', dataFile(dir), '--api-key', API_KEY], logFile, binary)
 }
 
 /** How many artists the rock-legends at `base` holds (`meta.total` of the artist list). */
@@ -62,4 +68,19 @@ export async function createArtists(url: string, count: number): Promise<void> {
     if (response.status !== 201) throw new Error(`POST ${url} answered ${response.status}: ${await response.text()}`)
   }
   await Promise.all(Array.from({ length: count }, create))
+}
+
+/**
+ * What the rock-legends at `base` answers to `method` `path` (a create sends the request of the wrk script), for the
+ * ceiling (bench/ceiling.ts) to send back: every header but the two Bun.serve writes itself, so that the ceiling sends
+ * the same bytes, security headers and request id included.
+ */
+export async function recordResponse(base: string, method: 'GET' | 'POST', path: string): Promise<CannedResponse> {
+  const response = await fetch(`${base}${path}`, method === 'POST' ? CREATE_REQUEST : {})
+  if (response.status !== (method === 'POST' ? 201 : 200))
+    throw new Error(`${method} ${path} answered ${response.status}: ${await response.text()}`)
+  const headers: Record<string, string> = {}
+  for (const [name, value] of response.headers) if (name !== 'date' && name !== 'content-length') headers[name] = value
+  const body = Buffer.from(await response.arrayBuffer()).toString('base64')
+  return { method, path, status: response.status, headers, body }
 }

@@ -12,9 +12,10 @@
 import { mkdirSync, rmSync } from 'node:fs'
 import { loadavg } from 'node:os'
 import { join } from 'node:path'
+import { ensureBinary } from '../test/support/binary.ts'
 import { describeMachine } from './machine.ts'
 import { type OneStart, oneStart, percentile } from './startup.ts'
-import { baselineBinary, currentBinary } from './two-builds.ts'
+import { baselineBinary } from './two-builds.ts'
 
 const WORK = join(import.meta.dir, '.work', 'startup-cpu')
 
@@ -71,7 +72,7 @@ function option(args: string[], name: string): string | undefined {
 if (import.meta.main) {
   const args = process.argv.slice(2)
   const runs = Number(option(args, '--runs') ?? 30)
-  const after = option(args, '--after') ?? (await currentBinary())
+  const after = option(args, '--after') ?? (await ensureBinary())
   const given = option(args, '--before')
   const baseline = given ? undefined : await baselineBinary(option(args, '--baseline') ?? 'HEAD')
   const before = given ?? (baseline?.binary as string)

@@ -102,8 +102,40 @@ export async function loadServer(server: ServerProcess, { path, ...run }: Load):
   return { ...result, cpuMicrosPerRequest: (cpu * 1e6) / result.requests }
 }
 
+/**
+ * One round of a side-by-side bench on one request: each server of `servers` loaded once with `load(name)`, in turns,
+ * the order rotated by `round` so that none always runs first or last; or, `together`, all at once, each by its own
+ * wrk, so that they share whatever else the machine does at that moment.
+ */
+export async function loadRound(
+  servers: Readonly<Record<string, ServerProcess>>,
+  load: (name: string) => Load,
+  round: number,
+  together: boolean,
+): Promise<Record<string, LoadRun>> {
+  const names = Object.keys(servers)
+  const run = (name: string) => loadServer(servers[name] as ServerProcess, load(name))
+  if (together) {
+    const all = await Promise.all(names.map(run))
+    return Object.fromEntries(names.map((name, i) => [name, all[i] as LoadRun]))
+  }
+  const runs: Record<string, LoadRun> = {}
+  for (let i = 0; i < names.length; i++) {
+    const name = names[(i + round) % names.length] as string
+    runs[name] = await run(name)
+  }
+  return runs
+}
+
 /** The runs of a side-by-side bench: by request (its label), then by server (its name), one per round. */
 export type SideBySideRuns = Record<string, Record<string, LoadRun[]>>
+
+/** Adds the runs of one round of the request `label` ({@link loadRound}) to `runs`. */
+export function addRound(runs: SideBySideRuns, label: string, round: Readonly<Record<string, LoadRun>>): void {
+  const byServer = runs[label] ?? {}
+  runs[label] = byServer
+  for (const [name, run] of Object.entries(round)) byServer[name] = [...(byServer[name] ?? []), run]
+}
 
 /**
  * The two tables of a side-by-side bench, as Markdown lines: each server's medians (req/s, CPU per request) for each
