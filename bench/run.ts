@@ -5,10 +5,10 @@
  * Prints each Markdown section and writes it into bench/RESULTS.md. Needs wrk, and node for json-server; builds
  * dist/rock-legends first when it is missing or older than its sources.
  */
-import { existsSync, readdirSync, statSync } from 'node:fs'
 import { mkdir, mkdtemp, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import jsonServerPackage from '../node_modules/json-server/package.json' with { type: 'json' }
+import { ensureBinary } from '../test/support/binary.ts'
 import { COMPARE_DURATION_SECONDS, measureComparison } from './compare.ts'
 import { renderComparison } from './compare-report.ts'
 import { describeMachine } from './machine.ts'
@@ -18,34 +18,9 @@ import { renderScale } from './scale-report.ts'
 import { BINARY } from './server-process.ts'
 import { WRK_INSTALL, wrkVersion } from './wrk.ts'
 
-const ROOT = join(import.meta.dir, '..')
 const WORK = join(import.meta.dir, '.work')
-/** What the binary is built from. */
-const BUILD_INPUTS = ['src', 'package.json', 'bun.lock', 'data/legends.json']
 
 const progress = (line: string) => process.stderr.write(`bench: ${line}\n`)
-
-// Others may be editing the sources meanwhile: a file that vanished between listing and stat counts as unchanged.
-const changedAt = (path: string) => statSync(path, { throwIfNoEntry: false })?.mtimeMs ?? 0
-
-/** The latest modification time of `path`, or of any file below it. */
-function newestChange(path: string): number {
-  if (!existsSync(path) || !statSync(path).isDirectory()) return changedAt(path)
-  const files = readdirSync(path, { recursive: true, encoding: 'utf8' })
-  return Math.max(changedAt(path), ...files.map((file) => changedAt(join(path, file))))
-}
-
-async function ensureBinary(): Promise<void> {
-  if (process.env.BENCH_BINARY) {
-    progress(`measuring ${BINARY} (BENCH_BINARY)`)
-    return
-  }
-  const built = changedAt(BINARY)
-  if (built >= Math.max(...BUILD_INPUTS.map((input) => newestChange(join(ROOT, input))))) return
-  progress('dist/rock-legends is missing or older than its sources: bun run build')
-  const build = Bun.spawn([process.execPath, 'run', 'build'], { cwd: ROOT, stdout: 'inherit', stderr: 'inherit' })
-  if ((await build.exited) !== 0) throw new Error('bun run build failed')
-}
 
 /** Stops with a hint when a tool the benchmark needs is not on the PATH. */
 function requireTool(tool: string, hint: string): void {
@@ -97,7 +72,8 @@ async function main(): Promise<void> {
   requireTool('wrk', `Install it (as root) with:\n\n  ${WRK_INSTALL}\n`)
   if (sections.includes('compare')) requireTool('node', 'json-server runs on Node.js: see https://nodejs.org')
   const wrk = wrkVersion() ?? ''
-  await ensureBinary()
+  if (process.env.BENCH_BINARY) progress(`measuring ${BINARY} (BENCH_BINARY)`)
+  else await ensureBinary()
   await mkdir(WORK, { recursive: true })
   const workDir = await mkdtemp(join(WORK, 'run-'))
   try {

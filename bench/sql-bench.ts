@@ -1,13 +1,14 @@
 import { readdirSync } from 'node:fs'
-import { mkdir, readFile } from 'node:fs/promises'
+import { chmod, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { SQL } from 'bun'
-import { startDurablePostgres } from '../test/support/postgres.ts'
+import { ensureBinary } from '../test/support/binary.ts'
+import { postgresAvailable, startDurablePostgres } from '../test/support/postgres.ts'
 import { writeCatalogue } from './catalogue.ts'
 import { COMPARE_ARTISTS, COMPARE_SETTINGS } from './compare.ts'
 import { API_KEY, accessLogOf, artistCount, CREATE_SCRIPT, createArtists, startStore } from './rock-legends.ts'
 import { type ServerProcess, startRockLegends } from './server-process.ts'
-import { type Load, type LoadRun, loadServer } from './wrk.ts'
+import { type Load, type LoadRun, loadServer, WRK_INSTALL } from './wrk.ts'
 
 /** The PostgreSQL of a benchmark (test/support/postgres.ts starts it), with what the benchmarks read of it. */
 export interface BenchPostgres {
@@ -121,6 +122,49 @@ export async function startBenchPostgres(dir: string, settings: Record<string, s
       await admin.close().catch(() => {})
       server.stop()
     },
+  }
+}
+
+/** Stops with the reason when wrk or PostgreSQL is missing; builds dist/rock-legends unless `BENCH_BINARY` names another. */
+export async function readyForSql(): Promise<void> {
+  if (!Bun.which('wrk')) throw new Error(`wrk is not installed. Install it (as root) with: ${WRK_INSTALL}`)
+  const noPostgres = postgresAvailable()
+  if (noPostgres) throw new Error(noPostgres)
+  if (!process.env.BENCH_BINARY) await ensureBinary()
+}
+
+/**
+ * Runs `measure` over a PostgreSQL of its own ({@link startBenchPostgres}, `settings` added) in a new directory of
+ * bench/.work named after `label`, where the bench keeps its other files too (on the same disk as PostgreSQL's, as a
+ * JSON store it is compared with); then stops PostgreSQL and removes the directory, also on Ctrl-C or SIGTERM, so
+ * that no postmaster is left behind. `--keep` keeps the directory: the logs of PostgreSQL and of every replica, to
+ * see why a run failed.
+ */
+export async function withBenchPostgres<T>(
+  label: string,
+  measure: (pg: BenchPostgres, workDir: string) => Promise<T>,
+  settings: Record<string, string> = {},
+): Promise<T> {
+  const work = join(import.meta.dir, '.work')
+  await mkdir(work, { recursive: true })
+  const workDir = await mkdtemp(join(work, `${label}-`))
+  // mkdtemp makes it private; PostgreSQL runs as its own user and must reach its directory inside.
+  await chmod(workDir, 0o711)
+  let pg: BenchPostgres | undefined
+  const cleanUp = async () => {
+    await pg?.stop()
+    if (!process.argv.includes('--keep')) await rm(workDir, { recursive: true, force: true })
+  }
+  const interrupted = () => void cleanUp().finally(() => process.exit(130))
+  process.once('SIGINT', interrupted)
+  process.once('SIGTERM', interrupted)
+  try {
+    pg = await startBenchPostgres(join(workDir, 'postgres'), settings)
+    return await measure(pg, workDir)
+  } finally {
+    process.off('SIGINT', interrupted)
+    process.off('SIGTERM', interrupted)
+    await cleanUp()
   }
 }
 

@@ -13,11 +13,8 @@
  * Prints the Markdown section; with `--write`, also writes it into bench/RESULTS.md between
  * `<!-- sql-creates:begin -->` and `<!-- sql-creates:end -->` (never with `--quick`: one short round).
  */
-import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises'
 import { loadavg } from 'node:os'
 import { join } from 'node:path'
-import { ensureBinary } from '../test/support/binary.ts'
-import { postgresAvailable } from '../test/support/postgres.ts'
 import { writeCatalogue } from './catalogue.ts'
 import { COMPARE_ARTISTS } from './compare.ts'
 import { describeMachine } from './machine.ts'
@@ -29,13 +26,13 @@ import {
   type Activity,
   type BenchPostgres,
   loadTarget,
+  readyForSql,
   SQL_SETTINGS,
-  startBenchPostgres,
   startReplica,
+  withBenchPostgres,
 } from './sql-bench.ts'
-import { loadServer, WRK_INSTALL, wrkCommand, wrkVersion } from './wrk.ts'
+import { loadServer, wrkCommand, wrkVersion } from './wrk.ts'
 
-const WORK = join(import.meta.dir, '.work')
 const progress = (line: string) => process.stderr.write(`bench: ${line}\n`)
 
 /** A build and how many replicas of it. */
@@ -146,10 +143,7 @@ async function main(): Promise<void> {
   const afterIs = argument('--after-is')
   const rounds = quick ? 1 : Number(argument('--rounds') ?? 6)
   const seconds = quick ? 2 : SQL_SETTINGS.seconds
-  if (!Bun.which('wrk')) throw new Error(`wrk is not installed. Install it (as root) with: ${WRK_INSTALL}`)
-  const noPostgres = postgresAvailable()
-  if (noPostgres) throw new Error(noPostgres)
-  if (!process.env.BENCH_BINARY) await ensureBinary()
+  await readyForSql()
   const binaries = { after: BINARY, before: before ?? '' }
   const targets: Target[] = [
     ...(before
@@ -157,18 +151,7 @@ async function main(): Promise<void> {
       : []),
     ...([1, 2, 4].map((replicas) => ({ name: `after, ${replicas}`, build: 'after', replicas })) as Target[]),
   ]
-  await mkdir(WORK, { recursive: true })
-  const workDir = await mkdtemp(join(WORK, 'sql-creates-'))
-  await chmod(workDir, 0o711)
-  let pg: BenchPostgres | undefined
-  const cleanUp = async () => {
-    await pg?.stop()
-    // `--keep`: the logs of PostgreSQL and of every replica stay, to see why a run failed.
-    if (!process.argv.includes('--keep')) await rm(workDir, { recursive: true, force: true })
-  }
-  process.once('SIGINT', () => void cleanUp().finally(() => process.exit(130)))
-  try {
-    pg = await startBenchPostgres(join(workDir, 'postgres'))
+  await withBenchPostgres('sql-creates', async (pg, workDir) => {
     const [version] = await pg.query<{ version: string }>('SELECT version()')
     const catalogue = join(workDir, 'catalogue.json')
     await writeCatalogue(catalogue, COMPARE_ARTISTS)
@@ -260,9 +243,7 @@ ${sideBySide ? `\nOne replica, this tree over before, per round: **${ratio(sideB
     if (quick || !process.argv.includes('--write')) return
     await writeNamedSection('sql-creates', markdown)
     progress(`wrote the sql-creates section of ${RESULTS}`)
-  } finally {
-    await cleanUp()
-  }
+  })
 }
 
 await main()

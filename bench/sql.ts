@@ -7,18 +7,20 @@
  * and PostgreSQL; builds dist/rock-legends first when it is older than its sources. `--quick`: one short round, printed
  * and not written.
  */
-import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises'
 import { loadavg } from 'node:os'
-import { join } from 'node:path'
-import { ensureBinary } from '../test/support/binary.ts'
-import { postgresAvailable } from '../test/support/postgres.ts'
 import { describeMachine } from './machine.ts'
 import { RESULTS, writeNamedSection } from './results-file.ts'
-import { type BenchPostgres, measureSql, SQL_DURATION_SECONDS, SQL_SETTINGS, startBenchPostgres } from './sql-bench.ts'
+import {
+  type BenchPostgres,
+  measureSql,
+  readyForSql,
+  SQL_DURATION_SECONDS,
+  SQL_SETTINGS,
+  withBenchPostgres,
+} from './sql-bench.ts'
 import { renderSql } from './sql-report.ts'
-import { WRK_INSTALL, wrkVersion } from './wrk.ts'
+import { wrkVersion } from './wrk.ts'
 
-const WORK = join(import.meta.dir, '.work')
 /** The PostgreSQL settings the report shows: durability, then the sizes a tuner would touch first. */
 const SHOWN_SETTINGS = [
   'fsync',
@@ -45,25 +47,8 @@ async function main(): Promise<void> {
   // One short round, written nowhere: to try the bench out.
   const quick = process.argv.includes('--quick')
   if (quick) Object.assign(SQL_SETTINGS, { rounds: 1, seconds: 2, warmUpSeconds: 1 })
-  if (!Bun.which('wrk')) throw new Error(`wrk is not installed. Install it (as root) with: ${WRK_INSTALL}`)
-  const noPostgres = postgresAvailable()
-  if (noPostgres) throw new Error(noPostgres)
-  if (!process.env.BENCH_BINARY) await ensureBinary()
-  await mkdir(WORK, { recursive: true })
-  const workDir = await mkdtemp(join(WORK, 'sql-'))
-  // mkdtemp makes it private; PostgreSQL runs as its own user and must reach its directory inside.
-  await chmod(workDir, 0o711)
-  let pg: BenchPostgres | undefined
-  const cleanUp = async () => {
-    await pg?.stop()
-    await rm(workDir, { recursive: true, force: true })
-  }
-  // Ctrl-C: stop the cluster and remove its files, not leave a postmaster behind.
-  const interrupted = () => void cleanUp().finally(() => process.exit(130))
-  process.once('SIGINT', interrupted)
-  process.once('SIGTERM', interrupted)
-  try {
-    pg = await startBenchPostgres(join(workDir, 'postgres'))
+  await readyForSql()
+  await withBenchPostgres('sql', async (pg, workDir) => {
     const [version] = await pg.query<{ version: string }>('SELECT version()')
     const settings = await settingsOf(pg)
     const loadBefore = loadavg()[0] as number
@@ -86,9 +71,7 @@ async function main(): Promise<void> {
     if (quick) return
     await writeNamedSection('sql', markdown)
     progress(`wrote the sql section of ${RESULTS}`)
-  } finally {
-    await cleanUp()
-  }
+  })
 }
 
 await main()
