@@ -1,9 +1,9 @@
 /**
- * `bun bench/album-costs.ts [--albums N] [--runs N]`: what one artist's many albums cost the requests that read them
- * (issue 22, finding 1), in-process through `app.handle` over an in-memory store. One artist gets `--albums` albums
- * (20,000 by default, as in the report; the API now refuses more than `MAX_ALBUMS_PER_ARTIST`, so they are loaded
- * through the store, as an operator's catalogue is) and, for comparison, one gets 499, with names of 200 characters
- * (accented, and with `&`, which HTML escapes). Measured per case:
+ * `bun bench/album-costs.ts [--albums N] [--runs N]`: what one artist's many albums cost the requests that read them,
+ * in-process through `app.handle` over an in-memory store: a list sorted or searched at each request would hold the
+ * event loop for as long as it takes. One artist gets `--albums` albums (20,000 by default; the API refuses more than
+ * `MAX_ALBUMS_PER_ARTIST`, so they are loaded through the store, as an operator's catalogue is) and, for comparison,
+ * one gets 499, with names of 200 characters (accented, and with `&`, which HTML escapes). Measured per case:
  *
  * - `GET /api/v1/artists/1/albums?limit=1&sort=name`: the first request, then the median and worst of `--runs` more;
  *   also with a search (`q`), and the wait of a `/healthz` sent together with one such request (the event loop is

@@ -1,7 +1,8 @@
 /**
  * `bun bench/cache-memory.ts [--ref REF | --baseline BINARY] [--rounds N] [--write]`: how much a visitor's list pages
- * make the server hold (issue 22, finding 2). Two compiled servers side by side (see two-builds.ts): a baseline built
- * from `REF` (HEAD by default) or `BINARY`, and `dist/rock-legends` from the working tree. Each, fresh and over
+ * make the server hold, since anyone can ask for pages the server then keeps encoded. Two compiled servers side by
+ * side (see two-builds.ts): a baseline built from `REF` (HEAD by default) or `BINARY`, and `dist/rock-legends` from
+ * the working tree. Each, fresh and over
  * `:memory:`, gets 130 of the largest artists the API accepts (every character one JSON writes as six), then anonymous
  * `GET`s of distinct list pages; its resident memory (VmRSS) is read before the pages and again after them, once it
  * has been idle for a while. `--write` records the section in bench/RESULTS.md.

@@ -1,20 +1,21 @@
 /**
  * `bun bench/copy.ts [--artists N] [--albums-every N] [--rounds N] [--write]`: how long `rock-legends copy` takes to
- * move a large store from a JSON data file to PostgreSQL (issue 24), and back.
+ * move a large store from a JSON data file to PostgreSQL, and back.
  *
  * A data file of `--artists` (100,000) artists, one album for every `--albums-every` (4) artists, and a few accounts
  * with tokens and keys, is written once (the seeded catalogue's records, repeated with new ids). A PostgreSQL of its
  * own, with its durable defaults (fsync and synchronous_commit on), is started for the run. Each round times, as an
  * operator runs them, the compiled executable's:
  *
- * - `copy --from db.json --to postgres://…` into a fresh, empty database: the figure the issue asks for;
+ * - `copy --from db.json --to postgres://…` into a fresh, empty database: the move an operator makes once, the figure
+ *   that counts;
  * - `copy --from postgres://… --to back.json` into a new data file (context);
  * - `copy --from db.json --to postgres://… --replace` over the filled database, which first saves what it replaces as
  *   a backup file (context).
  *
  * Every one reads its source whole, checks it as `verify` does, writes the target, and reads the target back to
  * check it holds the same (the checksum): the times include all of that and the process's start. `--write` records
- * the section "Moving between stores (issue 24)" in bench/RESULTS.md.
+ * the section "Moving between stores" in bench/RESULTS.md.
  */
 import { mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'

@@ -1,6 +1,6 @@
 /**
  * `bun bench/events.ts [--subscribers N] [--rounds N] [--seconds N] [--events N] [--write]`: what live updates
- * (issue 25, `GET /api/v1/events`) cost, side by side in one run.
+ * (`GET /api/v1/events`) cost, side by side in one run.
  *
  * One server (bench/events-server.ts: `startServer` in memory, seeded, with the stream bounds raised so that every
  * subscriber fits on one loopback address) is measured round by round with no subscriber and with `--subscribers`
@@ -14,7 +14,7 @@
  *
  * The subscribers' reading runs in this process, on the same two cores as the server and wrk: what the server pays
  * for writing the events is measured with what this process pays to read them. `--write` records the section "Live
- * updates (issue 25)" in RESULTS.md.
+ * updates" in RESULTS.md.
  */
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'

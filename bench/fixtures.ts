@@ -1,5 +1,5 @@
 /**
- * `bun bench/fixtures.ts [--rounds N] [--seconds S]`: what `--fixtures` (issue 23) costs a read, side by side. Three
+ * `bun bench/fixtures.ts [--rounds N] [--seconds S]`: what `--fixtures` costs a read, side by side. Three
  * servers of `dist/rock-legends` over the same 1,000 generated artists (JSON data files): without `--fixtures`; with it,
  * read without the namespace header (the default namespace); and with it, read in a namespace (the header on every
  * request, `bench/wrk/namespace.lua`) that has written once (so it holds a catalogue of its own). `wrk -t2 -c32` on

@@ -1,5 +1,5 @@
 /**
- * `bun bench/frozen-records.ts`: what freezing records costs (issue 26: the stores hand out frozen records). Makes,
+ * `bun bench/frozen-records.ts`: what freezing records costs, since the stores hand out frozen records. Makes,
  * reads and copies (`{ ...record, field }`, as every store write does) 100,000 artist-shaped records, plain and
  * frozen, alternating in each round so both see the same machine load; prints the median of each and the ratio.
  * In-process and single-threaded: a figure for comparison side by side, not a claim about a server's throughput.

@@ -58,7 +58,8 @@ const withKey = { ...json, 'x-api-key': KEY }
 const ARTISTS = '/api/v1/artists'
 const LOGIN = '/api/v1/user/login'
 const SIGNUP = '/api/v1/user/signup'
-// Sign-up and login now read at most 16 KiB of a body (413); before, they parsed up to 1 MiB and refused it (400).
+// Sign-up and login read at most 16 KiB of a body (413); a baseline from before that limit parsed up to 1 MiB and
+// refused it (400).
 const CUT_SHORT = { before: 400, after: 413 }
 const CASES: Case[] = [
   { label: 'Small anonymous write (the yardstick)', path: ARTISTS, headers: json, body: '{"name":"A"}', status: 401 },

@@ -1,6 +1,6 @@
 /**
  * `bun bench/metrics.ts [BEFORE_EXECUTABLE] [--rounds N] [--seconds S] [--together] [--record]`: what `--metrics`
- * (issue 24) costs a read, side by side. Servers of `dist/rock-legends` (or `BENCH_BINARY`) over the same 1,000
+ * costs a read, side by side. Servers of `dist/rock-legends` (or `BENCH_BINARY`) over the same 1,000
  * generated artists (JSON data files): the default configuration (the pretty access log into a file) without and with
  * `--metrics`, and `--log off` without and with `--metrics`; given a BEFORE executable (built from another commit),
  * the same four of it too, named `before …` (and this build's `after …`), so that a change is measured against its

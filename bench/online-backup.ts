@@ -1,10 +1,11 @@
 /**
  * `bun bench/online-backup.ts [--artists N] [--rounds R] [--seconds S]`: how long a backup of a running server pauses
- * anyone (issue 24). `dist/rock-legends` over a JSON data file of N generated artists (100,000 by default, with their
- * albums) under a read load and a write load at once (`wrk -t1 -c16` on GET one artist, and a 4-connection loop of
- * creates from this process); in each round, one run without a backup and one with `rock-legends backup FILE --data
- * db.json` started a second in (it goes through the server, `GET /__admin/backup`). Prints per round the longest read
- * (wrk's max), the reads' p99, the longest create and how long the backup took, with the machine and its load.
+ * anyone, since the backup is made by the server that goes on answering. `dist/rock-legends` over a JSON data file
+ * of N generated artists (100,000 by default, with their albums) under a read load and a write load at once (`wrk
+ * -t1 -c16` on GET one artist, and a 4-connection loop of creates from this process); in each round, one run without
+ * a backup and one with `rock-legends backup FILE --data db.json` started a second in (it goes through the server,
+ * `GET /__admin/backup`). Prints per round the longest read (wrk's max), the reads' p99, the longest create and how
+ * long the backup took, with the machine and its load.
  */
 import { mkdtemp, rm } from 'node:fs/promises'
 import { loadavg, tmpdir } from 'node:os'

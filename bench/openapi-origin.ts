@@ -1,8 +1,8 @@
 /**
- * What naming the origin in `/openapi.json`'s `servers` costs an answer (issue 23): the document built once and
- * sent as one prebuilt text (as before) against its bytes with each request's origin spliced in (as now, see
- * `withServer` in src/docs/document.ts), side by side in one process, answers built and their bodies read.
- * Rounds alternate so that load from elsewhere falls on both alike.
+ * What naming the origin in `/openapi.json`'s `servers` costs an answer: the document built once and sent as one
+ * prebuilt text (the cheapest way to serve it) against its bytes with each request's origin spliced in (what the
+ * server does, `withServer` in src/docs/document.ts), side by side in one process, answers built and their bodies
+ * read. Rounds alternate so that load from elsewhere falls on both alike.
  *
  *   bun bench/openapi-origin.ts [requests per round, default 2000] [rounds, default 5]
  */

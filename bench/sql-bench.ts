@@ -198,7 +198,7 @@ export interface SqlCase {
   shown?: string
 }
 
-/** The ratios of a read: the two goals, then the two replicas against the JSON store. */
+/** The ratios of a read: the two goals (SQL against the JSON file, a second replica), then two replicas against it. */
 const READ_RATIOS: readonly SqlRatio[] = [
   { of: 'sql', over: 'json', goal: 0.4 },
   { of: 'sql×2', over: 'sql', goal: 1.6 },

@@ -8,7 +8,7 @@
  * seeded database (seeded by its own build: a build refuses a schema newer than its own) after a `CHECKPOINT`, its
  * replicas started afresh and warmed with a 1 s read run and a few creates. Two or four replicas get one wrk each,
  * the connections split evenly (32 in all, as bench/sql.ts). PostgreSQL's busy backends are sampled every 50 ms
- * (bench/sql-bench.ts): the share of them waiting on a `Lock:` is what issue 27 is about.
+ * (bench/sql-bench.ts): the share of them waiting on a `Lock:` shows whether replicas wait for each other's rows.
  *
  * Prints the Markdown section; with `--write`, also writes it into bench/RESULTS.md between
  * `<!-- sql-creates:begin -->` and `<!-- sql-creates:end -->` (never with `--quick`: one short round).
