@@ -120,12 +120,6 @@ const PREFIX_LENGTH = 11
 // The latest instant a Date can hold, so that an absurd --token-ttl gives a token that never expires, not a crash.
 const MAX_TIME = 8.64e15
 
-/**
- * The form in which emails are compared, looked up and throttled: trimmed, NFKC-normalised and lower-cased, so that
- * full-width, decomposed and upper-case forms of one address are one address (see `emailKey`).
- */
-export const normalizeEmail = emailKey
-
 /** The form an email is stored and shown in: as typed, trimmed and lower-cased. */
 export const displayEmail = (email: string) => email.trim().toLowerCase()
 
@@ -134,7 +128,7 @@ export const displayEmail = (email: string) => email.trim().toLowerCase()
  * them ("⒈" is "1."), and such an address could never be told apart from others.
  */
 export function checkFoldedEmail(email: string): void {
-  if (!isFoldedEmail(normalizeEmail(email)))
+  if (!isFoldedEmail(emailKey(email)))
     throw new InvalidFieldError('/email', 'must be an email address such as carlos@rock-legends.com')
 }
 
@@ -229,7 +223,7 @@ export class Accounts {
 
   /**
    * Registers a user; refused when the email or a look-alike form of it is taken (compared folded, see
-   * {@link normalizeEmail}), or after too many from `client`. The email is kept as typed, trimmed and lower-cased.
+   * {@link emailKey}), or after too many from `client`. The email is kept as typed, trimmed and lower-cased.
    */
   async signUp(fields: { name: string; email: string; password: string }, client: string): Promise<PublicUser> {
     this.requireSignupOpen()
@@ -252,7 +246,7 @@ export class Accounts {
 
   /** Checks the password and issues a bearer token; refused for a wrong email or password, and after repeated ones. */
   async logIn(fields: { email: string; password: string }, client: string): Promise<Session> {
-    const email = normalizeEmail(fields.email)
+    const email = emailKey(fields.email)
     // Keyed by email and address together: a guesser is refused at their own address, the owner elsewhere is not.
     const emailFromClient = `${email}\n${client}`
     // Past the ceiling only addresses the account logged in from lately may still try: many guessing addresses can

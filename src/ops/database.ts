@@ -1,5 +1,5 @@
 import type { StoreDocument } from '../model/store-document.ts'
-import { connectSql, describeTarget } from '../store/sql/connect.ts'
+import { connectSql } from '../store/sql/connect.ts'
 import type { SqlStore } from '../store/sql/sql-store.ts'
 
 /** Another session connected to a database: what the operator needs to find its process. */
@@ -59,9 +59,6 @@ export function readDatabase(store: SqlStore): Promise<StoreDocument> {
 export function restoreDatabase(store: SqlStore, content: StoreDocument): Promise<void> {
   return store.restore(content)
 }
-
-/** The database's host, port and name, never its password: for messages. */
-export const databaseName = describeTarget
 
 /**
  * Forgets the database's reset point (`rl_snapshots`, see `Store.resetPoint`): one taken of the data a copy replaces
