@@ -5,11 +5,22 @@
  * exists to prevent.
  */
 import { type Credential, isDead, type NewCredential } from '../model/credential.ts'
+import type { User } from '../model/user.ts'
 import type { CredentialLimit } from './store.ts'
 
 /** The user's credentials of `kind` still live at `now` (ms since the epoch), in the order given. */
 export const liveOf = (credentials: readonly Credential[], kind: Credential['kind'], now: number): Credential[] =>
   credentials.filter((credential) => credential.kind === kind && !isDead(credential, now))
+
+/**
+ * Whether a credential issued under `epoch` may be added for `user`: the account exists, is enabled, and no password
+ * reset or disable has moved it to another epoch since `epoch` was read. Checked where the insert happens, so that a
+ * reset or a disable is wholly before the insert or wholly after it.
+ */
+export const takesCredentialAt = (
+  user: Pick<User, 'disabledAt' | 'credentialsEpoch'> | undefined,
+  epoch: number,
+): boolean => user !== undefined && user.disabledAt === null && user.credentialsEpoch === epoch
 
 /** What the credential cap asks of a store before it inserts a new credential: see {@link makeRoom}. */
 export interface Room {

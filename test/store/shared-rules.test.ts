@@ -6,7 +6,7 @@ import { afterEach, beforeAll, describe, expect, test } from 'bun:test'
 import type { Credential } from '../../src/model/credential.ts'
 import type { New } from '../../src/model/form.ts'
 import { openMemoryStore } from '../../src/store/document/memory.ts'
-import { makeRoom } from '../../src/store/rules.ts'
+import { makeRoom, takesCredentialAt } from '../../src/store/rules.ts'
 import { openSqlStore, type SqlStore } from '../../src/store/sql/sql-store.ts'
 import { CredentialLimitError, type Store } from '../../src/store/store.ts'
 import { skipWithoutPostgres, type TestPostgres, testPostgres } from '../support/postgres.ts'
@@ -193,5 +193,16 @@ describe('makeRoom, the credential cap as one pure function', () => {
       refuse: false,
     })
     expect(makeRoom(live, { kind: 'token', createdAt: NOW }, { max: 2, whenFull: 'refuse' }).refuse).toBe(true)
+  })
+})
+
+describe('takesCredentialAt, the account check before a credential is added', () => {
+  test.each([
+    [undefined, 0, false, 'no such account'],
+    [{ disabledAt: null, credentialsEpoch: 0 }, 0, true, 'enabled, at the epoch read'],
+    [{ disabledAt: null, credentialsEpoch: 1 }, 0, false, 'a password reset since'],
+    [{ disabledAt: NOW, credentialsEpoch: 0 }, 0, false, 'disabled'],
+  ] as const)('%o at epoch %d: %p (%s)', (user, epoch, takes) => {
+    expect(takesCredentialAt(user, epoch)).toBe(takes)
   })
 })

@@ -11,7 +11,7 @@ import type { StoreDocument } from '../../model/store-document.ts'
 import type { NewUser, User } from '../../model/user.ts'
 import { type Change, ChangeHub } from '../changes.ts'
 import { artistTag, StaleVersionError } from '../entity-tag.ts'
-import { imageOf, liveOf, makeRoom } from '../rules.ts'
+import { imageOf, liveOf, makeRoom, takesCredentialAt } from '../rules.ts'
 import {
   AccountChangedError,
   AlbumLimitError,
@@ -197,8 +197,7 @@ export class DocumentStore implements Store {
       this.mutate((batch) => {
         const epoch = fields.epoch ?? 0
         // Checked in the same step of the commit as the insert: a reset or a disable is wholly before it or after it.
-        const user = this.records.user(fields.userId)
-        if (!user || user.disabledAt !== null || user.credentialsEpoch !== epoch)
+        if (!takesCredentialAt(this.records.user(fields.userId), epoch))
           throw new AccountChangedError(`account ${fields.userId} changed since epoch ${epoch} was read`)
         if (limit) this.makeRoom(batch, fields, limit)
         const credential: Credential = { id: batch.nextId('credentials'), ...fields, epoch }

@@ -1,6 +1,6 @@
 import type { SQL } from 'bun'
 import type { Credential, NewCredential } from '../../model/credential.ts'
-import { makeRoom } from '../rules.ts'
+import { makeRoom, takesCredentialAt } from '../rules.ts'
 import {
   AccountChangedError,
   type CredentialLimit,
@@ -26,7 +26,8 @@ export async function insertCredential(
 ): Promise<Credential> {
   const epoch = fields.epoch ?? 0
   const [user] = await tx`SELECT credentials_epoch, disabled_at FROM rl_users WHERE id = ${fields.userId} FOR UPDATE`
-  if (!user || user.disabled_at !== null || Number(user.credentials_epoch) !== epoch)
+  const account = user && { disabledAt: user.disabled_at, credentialsEpoch: Number(user.credentials_epoch) }
+  if (!takesCredentialAt(account, epoch))
     throw new AccountChangedError(`account ${fields.userId} changed since epoch ${epoch} was read`)
   if (limit) {
     // The rule is `makeRoom` (rules.ts), as in the document store, applied to the user's rows read under the user's
