@@ -1,10 +1,6 @@
 import { Elysia, t } from 'elysia'
-import { AccountAdmin } from './accounts/admin.ts'
 import { accountRoutes } from './accounts/routes.ts'
 import { ACCOUNT_LIMITS, type AccountLimits, Accounts } from './accounts/service.ts'
-import { backupRoutes } from './admin/backup.ts'
-import { type Reset, resetRoutes } from './admin/reset.ts'
-import { adminUserRoutes } from './admin/users.ts'
 import { requestClient } from './auth/client-key.ts'
 import { authGuard, serviceKeys } from './auth/guard.ts'
 import type { PasswordHasher } from './auth/password.ts'
@@ -17,6 +13,7 @@ import { docsRoutes } from './docs/openapi.ts'
 import { eventRoutes } from './events/routes.ts'
 import { EVENT_STREAM_LIMITS, type EventStreamLimits } from './events/streams.ts'
 import type { FixtureFront } from './fixtures/front.ts'
+import { type Reset, resetRoutes } from './fixtures/reset.ts'
 import { fixtureRoutes } from './fixtures/routes.ts'
 import { allowedMethods } from './http/allowed-methods.ts'
 import { cors } from './http/cors.ts'
@@ -28,7 +25,10 @@ import { absoluteTargets } from './http/request-target.ts'
 import { securityHeaders } from './http/security-headers.ts'
 import type { AccessEntry } from './log.ts'
 import type { Metrics } from './metrics/metrics.ts'
+import { OperatorAccounts } from './ops/accounts.ts'
+import { operatorAccountRoutes } from './ops/accounts-routes.ts'
 import type { StoreKind } from './ops/backup-format.ts'
+import { backupRoutes } from './ops/backup-route.ts'
 import { EMBEDDED_DEFAULTS as defaults, type ServerOptions } from './options.ts'
 import type { Store } from './store/store.ts'
 import { webRoutes } from './web/routes.ts'
@@ -149,7 +149,7 @@ export function createApp({
       .use(resetRoutes(reset, guard))
       .use(fixtureRoutes(fixtureFront, guard))
       // The operator's accounts (`rock-legends users` while this server owns the data file): service keys only.
-      .use(adminUserRoutes(new AccountAdmin(store, now, passwords), guard))
+      .use(operatorAccountRoutes(new OperatorAccounts(store, now, passwords), guard))
       // A backup of the running store, streamed (`rock-legends backup` while this server owns the data file).
       .use(backupRoutes(store, storeKind, guard))
   )

@@ -1,7 +1,8 @@
 /** The package's library entry: build the app in-process, or start a whole server, and talk to it with types. */
-export { captureStartState, type Reset } from './admin/reset.ts'
+
 export { type App, type AppOptions, createApp } from './app.ts'
 export { type Client, createClient } from './client.ts'
+export { captureStartState, type Reset } from './fixtures/reset.ts'
 export { checkHealth, type Health } from './healthcheck.ts'
 export type { Album } from './model/album.ts'
 export type { Artist } from './model/artist.ts'

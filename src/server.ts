@@ -1,6 +1,6 @@
 import type { Server } from 'bun'
-import { captureStartState } from './admin/reset.ts'
 import { type AppOptions, createApp } from './app.ts'
+import { captureStartState } from './fixtures/reset.ts'
 import { MAX_BODY_BYTES } from './http/body.ts'
 import { createLogger, flushLog } from './log.ts'
 import { isLoopback, parseMetricsAddress, serveMetrics } from './metrics/serve-metrics.ts'

@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { AccountAdmin, type AccountView, checkNewAccount, checkPassword } from '../accounts/admin.ts'
 import { printErrorLine, printLine } from '../log.ts'
 import { ConflictError, InvalidFieldError, NotFoundError } from '../model/errors.ts'
+import { type AccountView, checkNewAccount, checkPassword, OperatorAccounts } from '../ops/accounts.ts'
 import { RefusedError } from '../ops/refused-error.ts'
 import { DataFileError, DataFileLockedError } from '../store/json-file/errors.ts'
 import { type LockOwner, lockOwner } from '../store/json-file/lock.ts'
@@ -10,11 +10,11 @@ import { IN_MEMORY, isDatabaseUrl } from '../store/open-store.ts'
 import { StoreUnavailableError } from '../store/store.ts'
 import { printable, printableJson, printableMessage } from '../text/printable.ts'
 import { UsageError } from '../usage-error.ts'
-import { AdminClient } from './admin-client.ts'
+import { OperatorClient } from './operator-client.ts'
 import type { UsersConfig } from './users-args.ts'
 
-/** What the command does to accounts: `AccountAdmin` over a store it opened, or the running server's routes. */
-type Accounts = Pick<AccountAdmin, 'list' | 'add' | 'setDisabled' | 'resetPassword'>
+/** What the command does to accounts: `OperatorAccounts` over a store it opened, or the running server's routes. */
+type Accounts = Pick<OperatorAccounts, 'list' | 'add' | 'setDisabled' | 'resetPassword'>
 
 /** Where the command's changes go, said to a person on stderr; and what to release afterwards. */
 interface Target {
@@ -83,7 +83,7 @@ function throughServer(url: string, key: string | undefined, why: string): Targe
     throw new UsageError(
       `going through the server at ${url} needs one of its service keys: --api-key KEY or ROCK_LEGENDS_API_KEYS`,
     )
-  return { accounts: new AdminClient(url, key), via: `through the server at ${url}${why}`, close: async () => {} }
+  return { accounts: new OperatorClient(url, key), via: `through the server at ${url}${why}`, close: async () => {} }
 }
 
 /** Decides which way the command goes (see `rock-legends users --help`); undefined: there is no store at all yet. */
@@ -100,7 +100,7 @@ async function openTarget(config: UsersConfig): Promise<Target | undefined> {
     ])
     const store = await openSqlStore(config.data, { pool: 2 })
     return {
-      accounts: new AccountAdmin(store),
+      accounts: new OperatorAccounts(store),
       via: `in the database at ${describeTarget(config.data)}, directly (replicas see it at their next request)`,
       close: () => store.close(),
     }
@@ -125,7 +125,7 @@ async function openTarget(config: UsersConfig): Promise<Target | undefined> {
     try {
       const store = await openJsonFileStore(file)
       return {
-        accounts: new AccountAdmin(store),
+        accounts: new OperatorAccounts(store),
         via: `in ${config.data} (no server owns it)`,
         close: () => store.close(),
       }

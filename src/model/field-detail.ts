@@ -1,6 +1,6 @@
 /**
  * How a refused field is worded, wherever it is refused: a request body or parameter (http/validation.ts), the
- * operator's command line (accounts/admin.ts), a catalogue file (seed/catalogue-file.ts). One rule, one sentence.
+ * operator's command line (ops/accounts.ts), a catalogue file (seed/catalogue-file.ts). One rule, one sentence.
  */
 import type { TSchema } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'

@@ -294,7 +294,7 @@ export interface Store {
   /** Replaces everything stored, counters included, with `document`, in one durable write; it may be restored again. */
   restore(document: StoreDocument): Promise<void>
   /**
-   * The state a reset returns to (`--allow-reset`, src/admin/reset.ts): the {@link snapshot} taken at the first call
+   * The state a reset returns to (`--allow-reset`, src/fixtures/reset.ts): the {@link snapshot} taken at the first call
    * among all the processes serving this store, and the same for each of them. The document store, which one process
    * owns, takes it at its first call; a database shared by replicas keeps the first replica's in the database, across
    * restarts (`DELETE FROM rl_snapshots` forgets it), so a reset on any replica restores the same state.

@@ -1,12 +1,12 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { AccountAdmin } from '../../src/accounts/admin.ts'
 import { Accounts } from '../../src/accounts/service.ts'
 import type { PasswordHasher } from '../../src/auth/password.ts'
 import { hashSecret } from '../../src/auth/secrets.ts'
 import { userCredentials } from '../../src/auth/user-credentials.ts'
 import { AccountDisabledError, UnauthenticatedError } from '../../src/model/errors.ts'
+import { OperatorAccounts } from '../../src/ops/accounts.ts'
 import { openMemoryStore } from '../../src/store/document/memory.ts'
 import { openJsonFileStore } from '../../src/store/json-file/json-file.ts'
 import type { Store } from '../../src/store/store.ts'
@@ -77,7 +77,7 @@ function raceSuite(open: () => Promise<Store>, second?: (first: Store) => Promis
     const { hasher, hold, inFlight } = gatedHasher()
     const now = () => new Date()
     const accounts = new Accounts(store, { now, tokenTtlMs: DAY, passwords: hasher })
-    const admin = new AccountAdmin(operatorStore, now, hasher)
+    const admin = new OperatorAccounts(operatorStore, now, hasher)
     await accounts.signUp(CARLOS, CLIENT)
     const check = userCredentials(store, now)
     /** Whether `token` authenticates a request now, as the guard of every route checks it. */

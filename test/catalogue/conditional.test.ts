@@ -6,8 +6,8 @@
  */
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
-import { captureStartState } from '../../src/admin/reset.ts'
 import { createApp } from '../../src/app.ts'
+import { captureStartState } from '../../src/fixtures/reset.ts'
 import { openJsonFileStore } from '../../src/store/json-file/json-file.ts'
 import type { Store } from '../../src/store/store.ts'
 import { asService, SERVICE_KEY, testApp } from '../helpers.ts'

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
-import { captureStartState } from '../../src/admin/reset.ts'
 import { createApp } from '../../src/app.ts'
+import { captureStartState } from '../../src/fixtures/reset.ts'
 import { seedStore } from '../../src/seed/seed.ts'
 import { openMemoryStore } from '../../src/store/document/memory.ts'
 import { bearer, CARLOS, signedIn } from '../accounts/helpers.ts'

@@ -6,9 +6,9 @@
  * control characters, astral characters, U+FFFD itself) is stored and read back unchanged by both.
  */
 import { afterEach, describe, expect, test } from 'bun:test'
-import { checkNewAccount, checkPassword } from '../../src/accounts/admin.ts'
 import { createApp } from '../../src/app.ts'
 import { InvalidFieldError } from '../../src/model/errors.ts'
+import { checkNewAccount, checkPassword } from '../../src/ops/accounts.ts'
 import { openMemoryStore } from '../../src/store/document/memory.ts'
 import type { Store } from '../../src/store/store.ts'
 import { skipWithoutPostgres, testPostgres } from '../support/postgres.ts'

@@ -1,11 +1,11 @@
 import { Type } from '@sinclair/typebox'
+import { checkFoldedEmail, displayEmail } from '../accounts/service.ts'
 import { argon2id, type PasswordHasher } from '../auth/password.ts'
 import { ConflictError, NotFoundError } from '../model/errors.ts'
 import { checkFields } from '../model/field-detail.ts'
 import type { User } from '../model/user.ts'
 import { SignupInput } from '../model/user.ts'
 import { DuplicateEmailError, type Page, type Slice, type Store } from '../store/store.ts'
-import { checkFoldedEmail, displayEmail } from './service.ts'
 
 /** An account as the operator sees it (`rock-legends users`, `/__admin/users`): never the password or its hash. */
 export interface AccountView {
@@ -64,7 +64,7 @@ const unknownAccount = (email: string) => new NotFoundError(`There is no account
  * server's `/__admin/users` routes): list them, add one, disable and enable one, reset a password. Not limited by
  * `--no-signup` or by the login brakes: only the operator gets here.
  */
-export class AccountAdmin {
+export class OperatorAccounts {
   /** The accounts of `store`, hashing with `passwords` (argon2id) and dating changes by `now`. */
   constructor(
     private readonly store: Store,

@@ -1,8 +1,8 @@
 import { Elysia, t } from 'elysia'
-import type { AccountAdmin } from '../accounts/admin.ts'
 import type { authGuard } from '../auth/guard.ts'
 import { PageQuery, pageMeta, pageOf } from '../http/pagination.ts'
 import { SignupInput } from '../model/user.ts'
+import type { OperatorAccounts } from './accounts.ts'
 
 const BASE = '/__admin/users'
 
@@ -20,14 +20,14 @@ const operator = { service: true, detail: { hide: true } } as const
  * `/__admin/users…`: what `rock-legends users` asks of a running server that owns its data file, so that the command
  * never writes the file behind the server's back. Every route needs a service key (a user's credentials get 403).
  */
-export const adminUserRoutes = (admin: AccountAdmin, guard: ReturnType<typeof authGuard>) =>
-  new Elysia({ name: 'admin-users', prefix: BASE })
+export const operatorAccountRoutes = (accounts: OperatorAccounts, guard: ReturnType<typeof authGuard>) =>
+  new Elysia({ name: 'operator-accounts', prefix: BASE })
     .use(guard)
     .get(
       '',
       async ({ query }) => {
         const page = pageOf(query)
-        const slice = await admin.list(page)
+        const slice = await accounts.list(page)
         return { data: [...slice.items], meta: pageMeta(BASE, page, slice.total) }
       },
       { ...operator, query: PageQuery },
@@ -35,15 +35,15 @@ export const adminUserRoutes = (admin: AccountAdmin, guard: ReturnType<typeof au
     .post(
       '',
       async ({ body, set }) => {
-        const user = await admin.add(body)
+        const user = await accounts.add(body)
         set.status = 201
         return user
       },
       { ...operator, body: SignupInput },
     )
-    .post('/disable', ({ body }) => admin.setDisabled(body.email, true), { ...operator, body: EmailInput })
-    .post('/enable', ({ body }) => admin.setDisabled(body.email, false), { ...operator, body: EmailInput })
-    .post('/reset-password', ({ body }) => admin.resetPassword(body.email, body.password), {
+    .post('/disable', ({ body }) => accounts.setDisabled(body.email, true), { ...operator, body: EmailInput })
+    .post('/enable', ({ body }) => accounts.setDisabled(body.email, false), { ...operator, body: EmailInput })
+    .post('/reset-password', ({ body }) => accounts.resetPassword(body.email, body.password), {
       ...operator,
       body: PasswordResetInput,
     })

@@ -1,5 +1,5 @@
-import type { AccountChange, AccountView, NewAccount, PasswordReset } from '../accounts/admin.ts'
 import { ConflictError, InvalidFieldError, NotFoundError } from '../model/errors.ts'
+import type { AccountChange, AccountView, NewAccount, PasswordReset } from '../ops/accounts.ts'
 import { RefusedError } from '../ops/refused-error.ts'
 import type { Page, Slice } from '../store/store.ts'
 
@@ -7,11 +7,11 @@ import type { Page, Slice } from '../store/store.ts'
 const TIMEOUT_MS = 15_000
 
 /**
- * The operator's routes of a running server (`/__admin/users…`, src/admin/users.ts), called with one of its service
+ * The operator's routes of a running server (`/__admin/users…`, src/ops/accounts-routes.ts), called with one of its service
  * keys: what `rock-legends users` does when a server owns the data file. Refusals come back as the same domain
- * errors `AccountAdmin` throws when the command works on the store itself, so both ways read alike.
+ * errors `OperatorAccounts` throws when the command works on the store itself, so both ways read alike.
  */
-export class AdminClient {
+export class OperatorClient {
   /** The server at `base` (e.g. `http://127.0.0.1:3000`), asked with the service key `key`. */
   constructor(
     private readonly base: string,
