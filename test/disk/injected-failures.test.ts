@@ -8,7 +8,7 @@ import type { Store } from '../../src/store/store.ts'
 import { SERVICE_KEY } from '../helpers.ts'
 import { removeDir, tempDir } from '../support/binary.ts'
 import { expectDocumented } from '../support/openapi.ts'
-import { type Fault, faultyFileSystem } from './faulty-fs.ts'
+import { type Fault, faultyFileSystem } from './failing-fs.ts'
 
 // Write failures injected at each step of a durable write, through the store's file-system seam: the request that
 // meets one gets a 503 problem, nothing acknowledged earlier is lost, the server writes again once the fault clears,

@@ -28,7 +28,7 @@ import {
 // (`chattr +i`, which stops even root) and permissions (the server run as `nobody` with `setpriv`, since root
 // ignores permission bits). Each mechanism is probed first; where the machine lacks it (no root, no tmpfs mounts,
 // a file system without attributes) its tests are skipped and say why. The same faults are injected in-process, on
-// every machine, by test/faults/injected.test.ts.
+// every machine, by test/disk/injected-failures.test.ts.
 
 const KEY = 'fault-key'
 
