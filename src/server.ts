@@ -4,7 +4,7 @@ import { captureStartState } from './fixtures/reset.ts'
 import { MAX_BODY_BYTES } from './http/body.ts'
 import { createLogger, flushLog } from './log.ts'
 import { isLoopback, parseMetricsAddress, serveMetrics } from './metrics/serve-metrics.ts'
-import { conflictIn, EMBEDDED_DEFAULTS, type ServerOptions } from './options.ts'
+import { conflictIn, EMBEDDED_DEFAULTS, SERVER_OPTIONS, type ServerOptions } from './options.ts'
 import { addressRecorder, isDatabaseUrl, openStore } from './store/open-store.ts'
 
 export type { ServerOptions } from './options.ts'
@@ -37,13 +37,6 @@ const reachableHost = (host: string) => (host === '0.0.0.0' ? '127.0.0.1' : host
  */
 const operatorKey = () => `rl_op_${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64url')}`
 
-/** The address of the `metrics` option; throws on text that is not `[HOST:]PORT`. */
-function metricsAddress(text: string) {
-  const address = parseMetricsAddress(text)
-  if (!address) throw new Error(`metrics must be [HOST:]PORT, such as 9464 or 127.0.0.1:9464, not "${text}"`)
-  return address
-}
-
 /**
  * Opens the store, seeds it if asked, and serves the API. The defaults suit a test fixture: a free port on
  * loopback, data in memory, no log.
@@ -63,7 +56,10 @@ export async function startServer(options: ServerOptions & Pick<AppOptions, 'eve
   const conflict = conflictIn(options)
   if (conflict) throw new Error(conflict)
   const log = createLogger(mode)
-  const metricsAt = options.metrics === undefined ? undefined : metricsAddress(options.metrics)
+  // Read as the flag is, by the option's own kind: the same check and message, and blank is no listener.
+  const metricsText =
+    options.metrics === undefined ? undefined : SERVER_OPTIONS.metrics.kind.parse(options.metrics, 'metrics')
+  const metricsAt = metricsText === undefined ? undefined : parseMetricsAddress(metricsText)
   const store = await openStore(data, { compactAfterBytes, pool: dbPool, waitMs: dbWaitMs })
   // Only with --metrics: loaded, made and counted into then, and never otherwise.
   const metrics = metricsAt && new (await import('./metrics/metrics.ts')).Metrics()

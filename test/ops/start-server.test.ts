@@ -122,4 +122,13 @@ describe('startServer', () => {
     expect(answer.status).toBe(204)
     expect(await names(server.url)).not.toContain('Temporary')
   })
+
+  test('options are checked as their flags are, with the same messages', async () => {
+    await expect(startServer({ metrics: 'localhost' })).rejects.toThrow(
+      'metrics must be [HOST:]PORT, such as 9464 or 127.0.0.1:9464, not "localhost"',
+    )
+    await expect(startServer({ fixtures: true, data: 'postgres://db/rl' })).rejects.toThrow(
+      '--fixtures keeps its namespaces in memory',
+    )
+  })
 })
