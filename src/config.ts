@@ -117,5 +117,5 @@ function serverConfig(line: CommandLine): Config {
   for (const key of Object.keys(SERVER_OPTIONS) as (keyof typeof SERVER_OPTIONS)[])
     if (backups || !BACKUP_SETTINGS.has(key)) config[key] = line.value(key)
   // Each key holds its option's value, read by the option's own kind; defaults fill those a Config requires.
-  return config as unknown as Config
+  return config as Config
 }

@@ -447,7 +447,7 @@ export const EMBEDDED_DEFAULTS: Readonly<Config & Required<Pick<ServerOptions, B
   const values: Record<string, unknown> = {}
   for (const key of Object.keys(SERVER_OPTIONS) as ServerKey[]) values[key] = defaultOf(key, true)
   // Each key holds the value its own declaration reads from its default text.
-  return values as unknown as Config & Required<Pick<ServerOptions, BackupSettings>>
+  return values as Config & Required<Pick<ServerOptions, BackupSettings>>
 })()
 
 /** What is wrong with a combination of server options that each read well alone, or undefined. */
