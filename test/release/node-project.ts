@@ -14,13 +14,13 @@ export const RECIPES = join(ROOT, 'npm/recipes')
  */
 export const RECIPE_RUNS = [
   { recipe: 'node-test', runner: [], command: 'node --test', passed: /^# pass 2$/m },
-  { recipe: 'vitest', runner: ['vitest@4.1.12'], command: 'npx vitest run', passed: /Tests\s+2 passed/ },
+  { recipe: 'vitest', runner: ['vitest@4.1.12', 'vite@8.3.8'], command: 'npx vitest run', passed: /Tests\s+2 passed/ },
   { recipe: 'jest', runner: ['jest@30.5.2'], command: 'npx jest', passed: /Tests:\s+2 passed, 2 total/ },
   { recipe: 'playwright', runner: ['@playwright/test@1.65.1'], command: 'npx playwright test', passed: /2 passed/ },
   // One server for the whole run, started with --fixtures, and a namespace per test or worker.
   {
     recipe: 'vitest-namespaces',
-    runner: ['vitest@4.1.12'],
+    runner: ['vitest@4.1.12', 'vite@8.3.8'],
     command: 'npx vitest run',
     passed: /Tests\s+9 passed \(9\)/,
   },

@@ -108,6 +108,7 @@ describe.skipIf(!hasNode)('the npm packages', () => {
         'lib/index.d.ts',
         'lib/index.js',
         'lib/namespace.js',
+        'lib/options.js',
         'lib/server.js',
         'package.json',
       ].map((file) => `package/${file}`),
