@@ -1,4 +1,4 @@
-import { Elysia, t } from 'elysia'
+import { Elysia } from 'elysia'
 import { accountRoutes } from './accounts/routes.ts'
 import { ACCOUNT_LIMITS, type AccountLimits, Accounts } from './accounts/service.ts'
 import { requestClient } from './auth/client-key.ts'
@@ -19,6 +19,7 @@ import { allowedMethods } from './http/allowed-methods.ts'
 import { cors } from './http/cors.ts'
 import { delay } from './http/delay.ts'
 import { type ErrorReporter, problemResponder } from './http/error-handler.ts'
+import { healthRoutes } from './http/health.ts'
 import { readOnly } from './http/read-only.ts'
 import { requestLog } from './http/request-log.ts'
 import { absoluteTargets } from './http/request-target.ts'
@@ -126,19 +127,8 @@ export function createApp({
       .use(delay(delayMs))
       .use(readOnly(refuseWrites))
       .use(docsRoutes(() => app.routes))
-      // Asks the store: over a database, a replica that cannot reach it answers 503 `database-unavailable`, as every
-      // request then does; where the database is and why it failed go to the log only (src/http/error-handler.ts).
-      .get(
-        '/healthz',
-        async () => {
-          await store.check()
-          return { status: 'ok' as const }
-        },
-        {
-          response: t.Object({ status: t.Literal('ok') }),
-          detail: { hide: true },
-        },
-      )
+      // `/livez` (the process), `/readyz` and `/healthz` (the store answers too).
+      .use(healthRoutes(store))
       // The pages (`/`, `/artists/:artistId`, `/login`, `/signup`, their assets), `/problems/:kind` and the favicon.
       .use(webRoutes({ catalogue, ui, signup, latestYear }))
       .use(artistRoutes(catalogue, guard))

@@ -43,13 +43,17 @@ export function collapsedTarget(url: string): string | undefined {
  * The answer to a request whose URL Bun could not make absolute, which Elysia would route by the wrong part of the
  * target, or `undefined` for every other request. CONNECT's authority-form (`CONNECT example.com:443`, from a client
  * that takes this server for a proxy) gets 404: nothing is served at such a target. An origin-form target with an
- * invalid `Host` header gets 400, as RFC 9112 (section 3.2) asks.
+ * invalid `Host` header gets 400, as RFC 9112 (section 3.2) asks; one without `Host` (HTTP/1.0) is served.
  */
 export function targetProblem(request: Request): Problem | undefined {
   const url = request.url
   if (url.startsWith('http://') || url.startsWith('https://')) return undefined
-  if (url.startsWith('/'))
+  if (url.startsWith('/')) {
+    // No Host at all: an HTTP/1.0 request (Bun refuses an HTTP/1.1 one before the app), as load balancers' health
+    // checks send; HTTP/1.0 has no Host to require, and its relative URL routes as any other.
+    if (!request.headers.has('host')) return undefined
     return invalid([{ parameter: 'Host', detail: 'must be a valid host name, with an optional port' }])
+  }
   return notFound(
     `There is no route ${request.method} ${url}: this server is not a proxy. The API lives under /api/v1; see /openapi.json.`,
   )

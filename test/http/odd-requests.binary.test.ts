@@ -68,6 +68,17 @@ const ODD: [string, string, number][] = [
   ['GET /%zz', 'localhost', 404],
 ]
 
+/**
+ * HTTP/1.0 requests without a Host header (HTTP/1.0 has none to require), as HAProxy's `option httpchk` and other
+ * load balancers' checks send them: served as any other request.
+ */
+const HTTP_1_0: [string, number][] = [
+  ['GET /healthz', 200],
+  ['GET /api/v1/artists?limit=1', 200],
+  ['GET /nowhere', 404],
+]
+const http10: Answer[] = []
+
 /** Requests Bun's parser refuses before the app: a bare 400, or the connection closed without an answer. */
 const REFUSED_BY_BUN = [
   withHost('OPTIONS *'),
@@ -84,6 +95,7 @@ beforeAll(async () => {
   server = await startBinary(['--port', '0', '--data', ':memory:', '--log', 'json'])
   port = Number(new URL(server.url).port)
   for (const [line, host] of ODD) answers.push(await send(withHost(line, host)))
+  for (const [line] of HTTP_1_0) http10.push(await send(`${line} HTTP/1.0`))
   for (const head of REFUSED_BY_BUN) {
     const answer = await send(head)
     expect(answer.closed, head).toBe(true)
@@ -112,15 +124,28 @@ describe('odd requests to the executable', () => {
     },
   )
 
+  test.each(HTTP_1_0.map(([line, status], i) => [line, status, i] as const))(
+    '%s HTTP/1.0 without Host → %d, as over HTTP/1.1',
+    (_, status, i) => {
+      const answer = http10[i] as Answer
+      expect(answer.status).toBe(status)
+      if (status === 200) expect(answer.headers['content-type']).toStartWith('application/json')
+    },
+  )
+
+  test('the load balancer check of /healthz gets its usual body', () => {
+    expect(JSON.parse((http10[0] as Answer).body)).toEqual({ status: 'ok' })
+  })
+
   test('the log is JSON lines only: no stack trace, no error, no line for what Bun refused', () => {
     for (const line of log) expect(() => JSON.parse(line), line).not.toThrow()
     expect(log.filter((line) => !line.includes('"level":"info"'))).toEqual([])
-    expect(accessLines()).toHaveLength(ODD.length + REFUSED_BY_BUN.length)
+    expect(accessLines()).toHaveLength(ODD.length + HTTP_1_0.length + REFUSED_BY_BUN.length)
   })
 
   test('each answer has exactly one access line, with its method, status and request id', () => {
     const lines = accessLines()
-    for (const answer of answers) {
+    for (const answer of [...answers, ...http10]) {
       const mine = lines.filter((entry) => entry.requestId === answer.headers['x-request-id'])
       expect(mine, answer.line).toEqual([
         expect.objectContaining({ method: answer.line.split(' ')[0], status: answer.status }),

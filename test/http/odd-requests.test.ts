@@ -12,8 +12,8 @@ import { openMemoryStore } from '../../src/store/document/memory.ts'
  * A request whose `url` is what Bun hands the app for a target it cannot make absolute: CONNECT's authority-form
  * (`example.com:443`), or a path whose Host header is not a valid host (`/api/v1/artists/1`).
  */
-function rawTarget(target: string, method: string): Request {
-  const request = new Request('http://localhost/', { method })
+function rawTarget(target: string, method: string, host?: string): Request {
+  const request = new Request('http://localhost/', { method, headers: host === undefined ? {} : { host } })
   Object.defineProperty(request, 'url', { value: target })
   return request
 }
@@ -39,28 +39,44 @@ async function expectProblem(response: Response, status: number) {
   return body
 }
 
-// Bun makes every URL absolute except these two kinds of target.
-const RAW_TARGETS: [string, string, string, number][] = [
-  ['CONNECT to a host and port (a client taking the server for a proxy)', 'CONNECT', 'example.com:443', 404],
-  ['CONNECT to a bare name', 'CONNECT', 'foo', 404],
-  ['CONNECT to an IPv6 address', 'CONNECT', '[::1]:80', 404],
-  ['a read with an invalid Host header', 'GET', '/api/v1/artists/1', 400],
-  ['a write with an invalid Host header', 'POST', '/api/v1/artists', 400],
+// Bun makes every URL absolute except these kinds of target: CONNECT's, and a path whose Host header is invalid (or
+// absent: HTTP/1.0, which is served).
+// Each row names its Host header (none for CONNECT), so that every row passes the test all five values.
+const RAW_TARGETS: [string, string, string, number, string | undefined][] = [
+  ['CONNECT to a host and port (a client taking the server for a proxy)', 'CONNECT', 'example.com:443', 404, undefined],
+  ['CONNECT to a bare name', 'CONNECT', 'foo', 404, undefined],
+  ['CONNECT to an IPv6 address', 'CONNECT', '[::1]:80', 404, undefined],
+  ['a read with an invalid Host header', 'GET', '/api/v1/artists/1', 400, 'exa mple'],
+  ['a write with an invalid Host header', 'POST', '/api/v1/artists', 400, 'exa mple'],
 ]
 
 describe('targets that are not URLs', () => {
-  test.each(RAW_TARGETS)('%s → %d problem and one access entry', async (_, method, target, status) => {
+  test.each(RAW_TARGETS)('%s → %d problem and one access entry', async (_, method, target, status, host) => {
     const { app, entries, reported } = oddApp()
-    await expectProblem(await app.handle(rawTarget(target, method)), status)
+    await expectProblem(await app.handle(rawTarget(target, method, host)), status)
     await Bun.sleep(0)
     expect(entries).toEqual([expect.objectContaining({ method, status })])
     expect(reported).toEqual([])
   })
 
+  test.each([
+    ['/healthz', 200],
+    ['/livez', 200],
+    ['/api/v1/artists?limit=1', 200],
+    ['/nowhere', 404],
+  ] as const)('GET %s without Host (HTTP/1.0, as load balancers check) → %d, as with one', async (target, status) => {
+    const { app, entries, reported } = oddApp()
+    const response = await app.handle(rawTarget(target, 'GET'))
+    expect(response.status).toBe(status)
+    await Bun.sleep(0)
+    expect(entries).toEqual([expect.objectContaining({ method: 'GET', path: target, status })])
+    expect(reported).toEqual([])
+  })
+
   // The log takes the path with `requestTarget`: slicing from the first slash after `//` logged `example.com:443` as `3`.
-  test.each(RAW_TARGETS)('%s: the access entry records the target as sent', async (_, method, target) => {
+  test.each(RAW_TARGETS)('%s: the access entry records the target as sent', async (_, method, target, __, host) => {
     const { app, entries } = oddApp()
-    await app.handle(rawTarget(target, method))
+    await app.handle(rawTarget(target, method, host))
     await Bun.sleep(0)
     expect(entries[0]?.path).toBe(target)
   })

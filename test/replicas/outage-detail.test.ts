@@ -1,8 +1,9 @@
 /**
  * While PostgreSQL is away, what a client is told says only that the service is unavailable, and when to try again:
- * no host, port, database name or socket path, whichever route it asked, `/healthz` included. Where the database
- * lives and why it failed go to the log, once when the outage begins and at most once every 10 seconds after, with
- * the count of requests refused meanwhile: a flood of anonymous requests is not a flood of log lines.
+ * no host, port, database name or socket path, whichever route it asked, `/healthz` and `/readyz` included (`/livez`,
+ * which never asks the database, stays 200). Where the database lives and why it failed go to the log, once when the
+ * outage begins and at most once every 10 seconds after, with the count of requests refused meanwhile: a flood of
+ * anonymous requests is not a flood of log lines.
  */
 import { afterAll, describe, expect, test } from 'bun:test'
 import { createApp } from '../../src/app.ts'
@@ -59,6 +60,7 @@ describe.skipIf(skip)('a 503 while the database is away', () => {
     // database lost then is a 503 too, not a body "that could not be parsed".
     const requests: [string, string, unknown?, Record<string, string>?][] = [
       ['GET', '/healthz'],
+      ['GET', '/readyz'],
       ['GET', '/api/v1/artists'],
       ['GET', '/api/v1/artists/1'],
       ['GET', '/api/v1/artists/1/albums?q=x'],
@@ -104,6 +106,11 @@ describe.skipIf(skip)('a 503 while the database is away', () => {
     expect(reports).toHaveLength(2)
     expect(reports[1]?.message).toContain(`127.0.0.1:${postgres.port}, database ${database}`)
     expect(reports[1]?.message).toContain(`(${sent - 1} more refused since the last report)`)
+
+    // The process itself is alive: an orchestrator must not restart a replica for its database's outage.
+    const live = await send('GET', '/livez')
+    expect({ status: live.status, body: await live.json() }).toEqual({ status: 200, body: { status: 'ok' } })
+    expect(reports).toHaveLength(2)
 
     postgres.start()
     stopped = undefined
