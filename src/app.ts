@@ -1,7 +1,6 @@
 import { Elysia } from 'elysia'
 import { accountRoutes } from './accounts/routes.ts'
 import { ACCOUNT_LIMITS, type AccountLimits, Accounts } from './accounts/service.ts'
-import { requestClient } from './auth/client-key.ts'
 import { authGuard, serviceKeys } from './auth/guard.ts'
 import type { PasswordHasher } from './auth/password.ts'
 import { userCredentials } from './auth/user-credentials.ts'
@@ -20,6 +19,7 @@ import { cors } from './http/cors.ts'
 import { delay } from './http/delay.ts'
 import { type ErrorReporter, problemResponder } from './http/error-handler.ts'
 import { healthRoutes } from './http/health.ts'
+import { trustedClients } from './http/proxies.ts'
 import { readOnly } from './http/read-only.ts'
 import { requestLog } from './http/request-log.ts'
 import { absoluteTargets } from './http/request-target.ts'
@@ -39,7 +39,10 @@ import { webRoutes } from './web/routes.ts'
  * embedder supplies.
  */
 export interface AppOptions
-  extends Pick<ServerOptions, 'apiKeys' | 'tokenTtlMs' | 'cors' | 'delay' | 'readOnly' | 'ui' | 'signup'> {
+  extends Pick<
+    ServerOptions,
+    'apiKeys' | 'tokenTtlMs' | 'cors' | 'delay' | 'readOnly' | 'ui' | 'signup' | 'trustProxy'
+  > {
   store: Store
   /** What kind of store `store` is, as backups name it: `json-file` (a data file, or memory; the default) or `postgresql`. */
   storeKind?: StoreKind
@@ -94,14 +97,17 @@ export function createApp({
   events,
   ui = defaults.ui,
   signup = defaults.signup,
+  trustProxy = defaults.trustProxy,
 }: AppOptions) {
   const catalogue = new Catalogue(store, { now, limits: catalogueLimits })
   const accounts = new Accounts(store, { now, tokenTtlMs, passwords, limits, signup })
+  // Who each request comes from: the socket's peer, or the client a trusted proxy names (--trust-proxy).
+  const clients = trustedClients(trustProxy)
   // Failed credential checks are counted per client (by the socket, as for logins; shared by replicas over SQL).
   const credentialFailures = (limits ?? ACCOUNT_LIMITS).credentialFailuresPerClient
   const guard = authGuard([serviceKeys(apiKeys), userCredentials(store, now)], {
     failures: store.limiter('credential-failures-per-client', credentialFailures, () => now().getTime()),
-    clientOf: (request) => requestClient(app.server, request),
+    clientOf: (request) => clients.key(app.server, request),
   })
   const latestYear = now().getUTCFullYear() + 1
   const app = new Elysia({ normalize: false })
@@ -126,15 +132,15 @@ export function createApp({
       .use(cors(corsOrigins, log.requestId))
       .use(delay(delayMs))
       .use(readOnly(refuseWrites))
-      .use(docsRoutes(() => app.routes))
+      .use(docsRoutes(() => app.routes, clients))
       // `/livez` (the process), `/readyz` and `/healthz` (the store answers too).
       .use(healthRoutes(store))
       // The pages (`/`, `/artists/:artistId`, `/login`, `/signup`, their assets), `/problems/:kind` and the favicon.
       .use(webRoutes({ catalogue, ui, signup, latestYear }))
       .use(artistRoutes(catalogue, guard))
       .use(albumRoutes(catalogue, guard, latestYear))
-      .use(eventRoutes(store.changes, { ...EVENT_STREAM_LIMITS, ...events }))
-      .use(accountRoutes(accounts, guard))
+      .use(eventRoutes(store.changes, clients, { ...EVENT_STREAM_LIMITS, ...events }))
+      .use(accountRoutes(accounts, guard, clients))
       .use(coverRoutes(catalogue))
       .use(resetRoutes(reset, guard))
       .use(fixtureRoutes(fixtureFront, guard))

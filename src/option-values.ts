@@ -1,3 +1,4 @@
+import { trustEntry } from './http/proxies.ts'
 import { parseMetricsAddress } from './metrics/serve-metrics.ts'
 import { withCommas } from './text/numbers.ts'
 import { UsageError } from './usage-error.ts'
@@ -185,5 +186,18 @@ export const bytes = kind<number | undefined>({
     const count = /^\d{1,15}$/.test(value.trim()) ? Number(value) : 0
     if (count <= 0) throw new UsageError(`${source} must be a positive number of bytes, not "${value}"`)
     return count
+  },
+})
+
+/** Comma-separated addresses, CIDR ranges and the words `loopback` and `private`, each checked. */
+export const proxies = kind<readonly string[]>({
+  type: 'readonly string[]',
+  form: 'list',
+  parse(value, source) {
+    try {
+      return items(value).map(trustEntry)
+    } catch (error) {
+      throw new UsageError(`${source}: ${(error as Error).message}`)
+    }
   },
 })

@@ -18,6 +18,7 @@ import {
   oneOf,
   optionalText,
   port,
+  proxies,
   secrets,
   seed,
   text,
@@ -169,6 +170,23 @@ export const SERVER_OPTIONS = {
     default: '',
     help: 'a service key that may write; repeatable',
     commands: { serve: 'env', ...every(USERS, 'flag') },
+  }),
+  /**
+   * The proxies whose forwarding headers name the client: addresses, CIDR ranges, `loopback`, `private`; none by
+   * default. From these peers the client is the right-most hop of `Forwarded` or `X-Forwarded-For` that is not itself
+   * listed, and the scheme and host are what the client asked that proxy for; from any other peer those headers are
+   * ignored. Every per-address rule (the brakes on logins, sign-ups and wrong credentials, event streams) counts that
+   * client, and `/openapi.json` names that scheme and host.
+   */
+  trustProxy: declare({
+    flag: 'trust-proxy',
+    env: 'ROCK_LEGENDS_TRUST_PROXY',
+    value: 'LIST',
+    kind: proxies,
+    default: '',
+    unset: 'none',
+    help: 'proxies whose X-Forwarded-For or Forwarded names the client: addresses, CIDR ranges, loopback, private',
+    commands: { serve: 'env' },
   }),
   /** Lifetime of bearer tokens from login, in milliseconds; 24 hours. */
   tokenTtlMs: declare({

@@ -20,6 +20,7 @@ const defaults: Config = {
   ui: true,
   signup: true,
   dbWaitMs: 10_000,
+  trustProxy: [],
 }
 
 const run = (argv: string[], env: Record<string, string> = {}) => {

@@ -1,9 +1,9 @@
 import { Elysia } from 'elysia'
-import { requestClient } from '../auth/client-key.ts'
 import type { authGuard } from '../auth/guard.ts'
 import { anyCredential, bearerToken, publicAccess } from '../docs/security.ts'
 import { jsonBody, SMALL_BODY_BYTES } from '../http/body.ts'
 import { PageQuery, Paginated, pageMeta, pageOf } from '../http/pagination.ts'
+import type { Clients } from '../http/proxies.ts'
 import { described, NoContent, problemResponses } from '../http/responses.ts'
 import { ApiKey, ApiKeyInput, NewApiKey } from '../model/credential.ts'
 import { LoginInput, PublicUser, Session, SignupInput } from '../model/user.ts'
@@ -40,13 +40,13 @@ const pageAnswer = <T>(path: string, page: { limit: number; offset: number }, sl
 })
 
 /** Account routes: sign-up, login, the caller's profile, logout, and personal API keys. */
-export const accountRoutes = (accounts: Accounts, guard: ReturnType<typeof authGuard>) =>
+export const accountRoutes = (accounts: Accounts, guard: ReturnType<typeof authGuard>, clients: Clients) =>
   new Elysia({ name: 'accounts', prefix: BASE })
     .use(guard)
     .post(
       '/signup',
       async ({ body, server, request, set }) => {
-        const user = await accounts.signUp(body, requestClient(server, request))
+        const user = await accounts.signUp(body, clients.key(server, request))
         set.status = 201
         set.headers.location = `${BASE}/me`
         return user
@@ -72,7 +72,7 @@ export const accountRoutes = (accounts: Accounts, guard: ReturnType<typeof authG
     )
     .post(
       '/login',
-      async ({ body, server, request }) => sessionAnswer(await accounts.logIn(body, requestClient(server, request))),
+      async ({ body, server, request }) => sessionAnswer(await accounts.logIn(body, clients.key(server, request))),
       {
         // Anyone may send this: at most 16 KiB of body is read, and a larger one is refused unread.
         parse: jsonBody({ limit: SMALL_BODY_BYTES }),

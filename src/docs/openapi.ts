@@ -1,4 +1,5 @@
 import { Elysia, type InternalRoute, t } from 'elysia'
+import type { Clients } from '../http/proxies.ts'
 import { NotFoundError } from '../model/errors.ts'
 import { docsAssets, docsPage } from './scalar.ts'
 
@@ -8,24 +9,26 @@ const hidden = { detail: { hide: true } }
  * The API's documentation: the OpenAPI 3.1 document at `/openapi.json`, and interactive documentation at `/docs`
  * whose assets are embedded in the executable, so nothing is fetched from elsewhere. `routes` lists every route of
  * the app; the document is built from them on its first request, once, and served as built from then on, with the
- * origin each request reached as its server (src/docs/document.ts, `withServer`).
+ * origin each request reached as its server (src/docs/document.ts, `withServer`): behind a proxy that `clients`
+ * trusts, the scheme and host the client asked that proxy for.
  *
  * @example
- * app.use(docsRoutes(() => app.routes))
+ * app.use(docsRoutes(() => app.routes, clients))
  */
-export function docsRoutes(routes: () => readonly InternalRoute[]) {
+export function docsRoutes(routes: () => readonly InternalRoute[], clients: Clients) {
   // A promise, so that requests arriving together while it is built wait for the one build.
   let document: Promise<(url: string) => Blob> | undefined
   return new Elysia({ name: 'docs' })
     .get(
       '/openapi.json',
-      async ({ request }) => {
+      async ({ request, server }) => {
         // The generator is loaded with the first request for the document, not at start-up (bench/startup.ts).
         document ??= import('./document.ts').then(({ buildDocument, originOf, withServer }) => {
           const body = withServer(buildDocument(routes))
           return (url) => body(originOf(url))
         })
-        return new Response((await document)(request.url), {
+        const { proto, host } = clients.origin(server, request)
+        return new Response((await document)(proto || host ? reached(request.url, proto, host) : request.url), {
           headers: { 'content-type': 'application/json; charset=utf-8' },
         })
       },
@@ -41,4 +44,13 @@ export function docsRoutes(routes: () => readonly InternalRoute[]) {
       },
       { params: t.Object({ file: t.String() }), ...hidden },
     )
+}
+
+/** `url` with the scheme and host a client asked a trusted proxy for, where it named them. */
+function reached(url: string, proto: string | undefined, host: string | undefined): string {
+  const scheme = url.indexOf('://')
+  if (scheme < 0) return url
+  const path = url.indexOf('/', scheme + 3)
+  const authority = path < 0 ? url.slice(scheme + 3) : url.slice(scheme + 3, path)
+  return `${proto ?? url.slice(0, scheme)}://${host ?? authority}${path < 0 ? '/' : url.slice(path)}`
 }

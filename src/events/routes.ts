@@ -9,9 +9,9 @@
  */
 import type { Server } from 'bun'
 import { Elysia } from 'elysia'
-import { requestClient } from '../auth/client-key.ts'
 import { publicAccess } from '../docs/security.ts'
 import { Problem } from '../http/problem.ts'
+import type { Clients } from '../http/proxies.ts'
 import { SECURITY_HEADERS } from '../http/security-headers.ts'
 import { CHANGE_WINDOW, type Changes } from '../store/changes.ts'
 import { withCommas } from '../text/numbers.ts'
@@ -38,12 +38,12 @@ const STREAM_HEADERS = {
  * The route of the event stream over `changes`, within `limits`. `serverOf` is the Bun server (`app.server`): it
  * names the client address, and lets a stream outlive the server's idle timeout (heartbeats keep proxies' alive).
  */
-export function eventRoutes(changes: Changes, limits: EventStreamLimits = EVENT_STREAM_LIMITS) {
+export function eventRoutes(changes: Changes, clients: Clients, limits: EventStreamLimits = EVENT_STREAM_LIMITS) {
   const counts = new OpenStreams(limits.heartbeatMs)
   return new Elysia({ name: 'events' }).get(
     '/api/v1/events',
     async ({ request, server }) => {
-      const client = requestClient(server, request)
+      const client = clients.key(server, request)
       if (counts.total >= limits.total)
         throw new Problem(
           'too-many-requests',

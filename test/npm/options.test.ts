@@ -104,6 +104,7 @@ const NOT_DEFAULT: Record<string, unknown> = {
   backupEveryMs: 3_600_000,
   backupDir: 'backups',
   backupKeep: 3,
+  trustProxy: ['loopback'],
 }
 const NOT_ON_COMMAND_LINE = ['apiKeys', 'compactAfterBytes', ...CHILD_PROCESS_ONLY]
 

@@ -26,6 +26,14 @@ export interface ServerOptions {
    * own, its `RunningServer.apiKey`).
    */
   apiKeys?: readonly string[]
+  /**
+   * The proxies whose forwarding headers name the client: addresses, CIDR ranges, `loopback`, `private`; none by
+   * default. From these peers the client is the right-most hop of `Forwarded` or `X-Forwarded-For` that is not itself
+   * listed, and the scheme and host are what the client asked that proxy for; from any other peer those headers are
+   * ignored. Every per-address rule (the brakes on logins, sign-ups and wrong credentials, event streams) counts that
+   * client, and `/openapi.json` names that scheme and host.
+   */
+  trustProxy?: readonly string[]
   /** Lifetime of bearer tokens from login, in milliseconds; 24 hours. */
   tokenTtlMs?: number
   /** How to log. `pretty` on the command line, `off` for `startServer`. */

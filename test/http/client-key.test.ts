@@ -1,5 +1,5 @@
 import { expect, test } from 'bun:test'
-import { clientKey, LOOPBACK } from '../../src/auth/client-key.ts'
+import { clientKey, LOOPBACK } from '../../src/http/client-key.ts'
 
 // The per-address login and sign-up limits are keyed by this: every address one client gets for free must map to
 // one key, or the client walks around the limit by changing address.

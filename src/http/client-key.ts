@@ -1,5 +1,3 @@
-import type { Server } from 'bun'
-
 /** The key every loopback address shares: one machine, however many of its 16 million addresses it uses. */
 export const LOOPBACK = 'loopback'
 
@@ -39,6 +37,20 @@ function ipv6(text: string): number[] | undefined {
   return [...parsed(before), ...Array<number>(8 - given).fill(0), ...parsed(after), ...tail]
 }
 
+/**
+ * The eight 16-bit groups of an IP address, an IPv4 one as its IPv4-mapped IPv6 form (`::ffff:a.b.c.d`); brackets
+ * and a zone (`%eth0`) are dropped. Undefined when `text` is no address.
+ */
+export function addressGroups(text: string): number[] | undefined {
+  const plain = text.trim().toLowerCase()
+  const v4 = ipv4(plain)
+  if (v4) {
+    const [a = 0, b = 0, c = 0, d = 0] = v4
+    return [0, 0, 0, 0, 0, 0xffff, (a << 8) | b, (c << 8) | d]
+  }
+  return ipv6(plain.replace(/^\[(.*)\]$/, '$1').replace(/%.*$/, ''))
+}
+
 /** An IPv4 address as its per-client key: loopback shared, any other one itself, written canonically. */
 const ipv4Key = (octets: number[]) => (octets[0] === 127 ? LOOPBACK : octets.join('.'))
 
@@ -70,17 +82,3 @@ export function clientKey(address: string): string {
   }
   return `${[a, b, c, d & 0xff00].map((group) => group.toString(16)).join(':')}::/56`
 }
-
-// In-process calls (`app.handle`) have no socket, so they share one address. X-Forwarded-For is deliberately not
-// read: any client can write it, and trusting it would let one client spread its attempts over invented addresses.
-const IN_PROCESS = 'in-process'
-
-/**
- * The client key ({@link clientKey}) of the socket `request` came in on, as `server` (Elysia's `server`, or the app's
- * `app.server`) sees it; `in-process` for calls without a socket.
- *
- * @example
- * const client = requestClient(app.server, request)
- */
-export const requestClient = (server: Pick<Server<unknown>, 'requestIP'> | null | undefined, request: Request) =>
-  clientKey(server?.requestIP(request)?.address ?? IN_PROCESS)
