@@ -1,0 +1,265 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { ensureBinary, type RunningBinary, removeDir, startBinary, tempDir } from '../support/binary.ts'
+
+// The proxy configurations of docs/operations.md, as written there, loaded by the real programs from Debian (nginx,
+// HAProxy, Caddy) with only the certificate paths and ports replaced; then nginx with TLS and HAProxy in front of the
+// executable, as an operator runs them. Without those programs the tests skip and say so, except under CI=true.
+
+const PROGRAMS = { nginx: '/usr/sbin/nginx', haproxy: '/usr/sbin/haproxy', caddy: '/usr/bin/caddy' }
+const missing = Object.values(PROGRAMS).filter((path) => !Bun.file(path).size)
+if (missing.length > 0 && process.env.CI === 'true')
+  throw new Error(
+    `the proxy tests must run in CI, but ${missing.join(', ')} is missing (apt-get install nginx haproxy caddy)`,
+  )
+if (missing.length > 0)
+  console.warn(
+    `\n!!! SKIPPING the proxy tests: ${missing.join(', ')} is not installed (apt-get install nginx haproxy caddy)\n`,
+  )
+const skip = missing.length > 0
+
+const KEY = 'rl_behind_proxies_test_key_0123456789'
+const DOCS = readFileSync(join(import.meta.dir, '../../docs/operations.md'), 'utf8')
+
+/** The fenced blocks of docs/operations.md written in `language`, in order. */
+const blocks = (language: string) =>
+  [...DOCS.matchAll(new RegExp(`^\`\`\`${language}\\n([\\s\\S]*?)^\`\`\`$`, 'gm'))].map((match) => match[1] as string)
+
+const freePort = () => {
+  const listener = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
+  const { port } = listener
+  listener.stop(true)
+  return port
+}
+
+const run = (command: string[], env: Record<string, string> = {}) => {
+  const result = Bun.spawnSync(command, { env: { ...process.env, ...env }, stderr: 'pipe', stdout: 'pipe' })
+  return { code: result.exitCode, output: `${result.stdout.toString()}${result.stderr.toString()}` }
+}
+
+let dir: string
+let cert: string
+let key: string
+const servers: RunningBinary[] = []
+const proxies: ReturnType<typeof Bun.spawn>[] = []
+
+beforeAll(async () => {
+  if (skip) return
+  await ensureBinary()
+  dir = tempDir('rock-legends-proxies-')
+  cert = join(dir, 'cert.pem')
+  key = join(dir, 'key.pem')
+  const made = run([
+    'openssl',
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-days',
+    '1',
+    '-subj',
+    '/CN=api.example.com',
+    '-keyout',
+    key,
+    '-out',
+    cert,
+  ])
+  expect(made.output && made.code).toBe(0)
+  writeFileSync(join(dir, 'haproxy.pem'), readFileSync(cert, 'utf8') + readFileSync(key, 'utf8'))
+}, 60_000)
+
+afterAll(async () => {
+  for (const proxy of proxies) proxy.kill('SIGKILL')
+  await Promise.all(servers.map((server) => server.stop()))
+  if (dir) removeDir(dir)
+})
+
+/** An nginx configuration around one of the docs' `server`/`upstream` snippets, its certificate and ports replaced. */
+function nginxConfig(snippet: string, listen: number, upstreams: Record<string, number>): string {
+  let text = snippet
+    .replaceAll('/etc/letsencrypt/live/api.example.com/fullchain.pem', cert)
+    .replaceAll('/etc/letsencrypt/live/api.example.com/privkey.pem', key)
+    .replace(/listen 443 /g, `listen 127.0.0.1:${listen} `)
+  for (const [from, to] of Object.entries(upstreams)) text = text.replaceAll(`127.0.0.1:${from}`, `127.0.0.1:${to}`)
+  const temp = (name: string) => `${name}_temp_path ${join(dir, `${name}-temp`)};`
+  return `${process.getuid?.() === 0 ? 'user root;\n' : ''}pid ${join(dir, `nginx-${listen}.pid`)};
+error_log ${join(dir, `nginx-${listen}.log`)} warn;
+events {}
+http {
+    access_log off;
+    ${['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map(temp).join('\n    ')}
+${text}
+}
+`
+}
+
+describe.skipIf(skip)('the configurations of docs/operations.md', () => {
+  test('every nginx snippet loads in nginx -t', () => {
+    const snippets = blocks('nginx')
+    expect(snippets.length).toBeGreaterThanOrEqual(2)
+    for (const [i, snippet] of snippets.entries()) {
+      const file = join(dir, `check-${i}.conf`)
+      writeFileSync(file, nginxConfig(snippet, freePort(), {}))
+      const checked = run([PROGRAMS.nginx, '-t', '-p', dir, '-c', file])
+      expect({ snippet: i, code: checked.code, output: checked.output }).toMatchObject({ snippet: i, code: 0 })
+    }
+  })
+
+  test('every HAProxy snippet loads in haproxy -c', () => {
+    const snippets = blocks('haproxy')
+    expect(snippets.length).toBeGreaterThanOrEqual(1)
+    for (const [i, snippet] of snippets.entries()) {
+      const file = join(dir, `check-${i}.haproxy`)
+      writeFileSync(file, snippet.replaceAll('/etc/haproxy/certs/api.example.com.pem', join(dir, 'haproxy.pem')))
+      const checked = run([PROGRAMS.haproxy, '-c', '-f', file])
+      expect({ snippet: i, code: checked.code, output: checked.output }).toMatchObject({ snippet: i, code: 0 })
+    }
+  })
+
+  test('every Caddyfile validates in caddy validate', () => {
+    const snippets = blocks('caddy')
+    expect(snippets.length).toBeGreaterThanOrEqual(1)
+    for (const [i, snippet] of snippets.entries()) {
+      const file = join(dir, `Caddyfile-${i}`)
+      writeFileSync(file, snippet)
+      const checked = run([PROGRAMS.caddy, 'validate', '--config', file, '--adapter', 'caddyfile'], {
+        HOME: dir,
+        XDG_DATA_HOME: join(dir, 'caddy-data'),
+        XDG_CONFIG_HOME: join(dir, 'caddy-config'),
+      })
+      expect({ snippet: i, code: checked.code, output: checked.output }).toMatchObject({ snippet: i, code: 0 })
+    }
+  })
+})
+
+describe.skipIf(skip)('behind nginx with TLS, as documented', () => {
+  let base: string
+  const tls = { rejectUnauthorized: false }
+  const host = { host: 'api.example.com' }
+
+  beforeAll(async () => {
+    const server = await startBinary([
+      '--port',
+      '0',
+      '--data',
+      ':memory:',
+      '--api-key',
+      KEY,
+      '--trust-proxy',
+      '127.0.0.1',
+      '--log',
+      'off',
+    ])
+    servers.push(server)
+    const listen = freePort()
+    const file = join(dir, 'nginx.conf')
+    writeFileSync(file, nginxConfig(blocks('nginx')[0] as string, listen, { 3000: Number(new URL(server.url).port) }))
+    const nginx = Bun.spawn([PROGRAMS.nginx, '-p', dir, '-c', file, '-g', 'daemon off;'], { stderr: 'pipe' })
+    proxies.push(nginx)
+    base = `https://127.0.0.1:${listen}`
+    const deadline = Date.now() + 10_000
+    while (Date.now() < deadline) {
+      const up = await fetch(`${base}/livez`, { tls }).then(
+        (response) => response.ok,
+        () => false,
+      )
+      if (up) break
+      await Bun.sleep(50)
+    }
+  }, 30_000)
+
+  test('/openapi.json names https:// and the host the client used', async () => {
+    const response = await fetch(`${base}/openapi.json`, { tls, headers: host })
+    expect(response.status).toBe(200)
+    const document = (await response.json()) as { servers: { url: string }[] }
+    expect(document.servers[0]?.url).toBe('https://api.example.com')
+  })
+
+  test('an event arrives through the proxy as soon as it happens', async () => {
+    const controller = new AbortController()
+    try {
+      const stream = await fetch(`${base}/api/v1/events`, { tls, headers: host, signal: controller.signal })
+      expect(stream.status).toBe(200)
+      const reader = (stream.body as ReadableStream<Uint8Array>).getReader()
+      const created = await fetch(`${base}/api/v1/artists`, {
+        tls,
+        method: 'POST',
+        headers: { ...host, 'content-type': 'application/json', 'x-api-key': KEY },
+        body: JSON.stringify({ name: 'Pedro Aznar' }),
+      })
+      expect(created.status).toBe(201)
+      let text = ''
+      const decoder = new TextDecoder()
+      const deadline = Date.now() + 5000
+      while (!text.includes('event: artist-created') && Date.now() < deadline) {
+        const { value, done } = await reader.read()
+        if (done) break
+        text += decoder.decode(value)
+      }
+      expect(text).toContain('event: artist-created')
+      expect(text).toContain('Pedro Aznar')
+    } finally {
+      controller.abort()
+    }
+  })
+
+  test('the client the proxy names is the one the server counts', async () => {
+    // nginx appends the address it saw; from this machine that is loopback, itself a trusted proxy here, so the
+    // address before it (what the client wrote) names the client, as a proxy in front of nginx would.
+    const guesser = '203.0.113.7'
+    for (let i = 0; i < 100; i++) {
+      const wrong = await fetch(`${base}/api/v1/artists`, {
+        tls,
+        method: 'POST',
+        headers: { ...host, 'content-type': 'application/json', 'x-api-key': `wrong-${i}`, 'x-forwarded-for': guesser },
+        body: '{"name":"x"}',
+      })
+      expect(wrong.status).toBe(401)
+    }
+    const write = (client: string) =>
+      fetch(`${base}/api/v1/artists`, {
+        tls,
+        method: 'POST',
+        headers: { ...host, 'content-type': 'application/json', 'x-api-key': KEY, 'x-forwarded-for': client },
+        body: JSON.stringify({ name: 'Rinaldo Rafanelli' }),
+      })
+    expect((await write(guesser)).status).toBe(429)
+    expect((await write('198.51.100.9')).status).toBe(201)
+  })
+})
+
+describe.skipIf(skip)('behind HAProxy, as documented: its health checks pass', () => {
+  test('both replicas stay up through two rounds of HTTP/1.0 checks, and answer through it', async () => {
+    const replicas = await Promise.all(
+      [0, 1].map(() =>
+        startBinary(['--port', '0', '--data', ':memory:', '--trust-proxy', '127.0.0.1', '--log', 'off']),
+      ),
+    )
+    servers.push(...replicas)
+    const listen = freePort()
+    const [first, second] = replicas.map((replica) => new URL(replica.url).port)
+    const config = (blocks('haproxy')[0] as string)
+      .replaceAll('/etc/haproxy/certs/api.example.com.pem', join(dir, 'haproxy.pem'))
+      .replace('bind :443', `bind 127.0.0.1:${listen}`)
+      .replace('127.0.0.1:3001', `127.0.0.1:${first}`)
+      .replace('127.0.0.1:3002', `127.0.0.1:${second}`)
+      .replace(/inter 2s/g, 'inter 300ms')
+    const file = join(dir, 'haproxy.cfg')
+    writeFileSync(file, config)
+    const haproxy = Bun.spawn([PROGRAMS.haproxy, '-db', '-f', file], { stdout: 'pipe', stderr: 'pipe' })
+    proxies.push(haproxy)
+    // `fall 2` at 300 ms: a replica that failed its checks would be down within a second.
+    await Bun.sleep(1500)
+    const answers = await Promise.all(
+      Array.from({ length: 4 }, () =>
+        fetch(`https://127.0.0.1:${listen}/api/v1/artists?limit=1`, { tls: { rejectUnauthorized: false } }),
+      ),
+    )
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 200])
+    haproxy.kill('SIGTERM')
+    const log = await new Response(haproxy.stdout).text()
+    expect(log).not.toMatch(/is DOWN/)
+  }, 30_000)
+})
