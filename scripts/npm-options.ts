@@ -24,7 +24,8 @@ const entries = () => Object.entries(SERVER_OPTIONS) as [string, OptionDeclarati
 export function optionsModule(): string {
   const rows = entries().map(([key, option]) => {
     const value = option.embedded === undefined ? undefined : option.kind.parse(option.embedded, key)
-    const embedded = value === undefined ? '' : `, embedded: ${typeof value === 'string' ? `'${value}'` : value}`
+    const quoted = (text: string) => `'${text.replaceAll('\\', '\\\\').replaceAll("'", "\\'")}'`
+    const embedded = value === undefined ? '' : `, embedded: ${typeof value === 'string' ? quoted(value) : value}`
     const where = option.flag ? `flag: '--${option.flag}'` : `env: '${option.env}'`
     return `  { key: '${key}', ${where}, form: '${option.kind.form}'${embedded} },`
   })

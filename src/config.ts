@@ -1,6 +1,7 @@
 import { type CommandLine, type Environment, optionLines, readCommandLine } from './cli/command-line.ts'
 import { type OpsConfig, parseOpsArgs } from './cli/ops-args.ts'
 import { parseUsersArgs, type UsersConfig } from './cli/users-args.ts'
+import { httpUrl } from './option-values.ts'
 import { type Config, conflictIn, SERVER_OPTIONS, STORE_COMMANDS, type StoreCommand } from './options.ts'
 import { isDatabaseUrl } from './store/target.ts'
 import { UsageError } from './usage-error.ts'
@@ -78,7 +79,7 @@ function parseHealthcheck(argv: readonly string[], env: Environment): Invocation
     const server = readCommandLine('serve', [], env, String)
     const host = server.value('host') ?? '127.0.0.1'
     const reachable = WILDCARD_HOSTS.has(host) ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host
-    url = `http://${reachable}:${server.value('port')}`
+    url = httpUrl.parse(`http://${reachable}:${server.value('port')}`, 'HOST')
   }
   return { action: 'healthcheck', config: { url } }
 }

@@ -68,7 +68,7 @@ export const wholeNumber = (min: number, max: number, unit = '') =>
   })
 
 /** A TCP port, 0 picking a free one. */
-export const port = kind<number>({ ...wholeNumber(0, 65535), type: 'number' })
+export const port = wholeNumber(0, 65535)
 
 /** Text that must not be blank; `what` completes "must …" in the message. */
 export const text = (what: string) =>
@@ -81,11 +81,11 @@ export const text = (what: string) =>
     },
   })
 
-/** Text where blank means unset, and so the default. */
+/** Text, trimmed, where blank means unset, and so the default. */
 export const optionalText = kind<string | undefined>({
   type: 'string',
   form: 'value',
-  parse: (value) => (value.trim() === '' ? undefined : value),
+  parse: (value) => value.trim() || undefined,
 })
 
 /** An http(s) URL. */

@@ -70,6 +70,13 @@ export interface OptionDeclaration<T = unknown> {
   readonly unset?: string
   /** What it does, in the usage text. */
   readonly help: string
+  /**
+   * An empty variable is refused rather than unset, as for an option that names what must never be guessed (the
+   * store). Every other empty variable counts as unset.
+   */
+  readonly emptyRefused?: boolean
+  /** Given twice, it is refused rather than the last one taken: for what must be named on purpose, once. */
+  readonly once?: boolean
   /** The commands that take it, and where from. */
   readonly commands: Readonly<Partial<Record<Command, Source>>>
 }
@@ -122,6 +129,7 @@ export const SERVER_OPTIONS = {
     kind: text('name a file, :memory: or a postgres:// URL'),
     default: './data/db.json',
     embedded: ':memory:',
+    emptyRefused: true,
     help: 'JSON data file, :memory: for no file, or a PostgreSQL or CockroachDB database that several replicas share',
     commands: { serve: 'env', ...every(USERS, 'env'), backup: 'env', verify: 'flag', restore: 'flag' },
   }),
@@ -173,10 +181,10 @@ export const SERVER_OPTIONS = {
   }),
   /**
    * The proxies whose forwarding headers name the client: addresses, CIDR ranges, `loopback`, `private`; none by
-   * default. From these peers the client is the right-most hop of `Forwarded` or `X-Forwarded-For` that is not itself
-   * listed, and the scheme and host are what the client asked that proxy for; from any other peer those headers are
-   * ignored. Every per-address rule (the brakes on logins, sign-ups and wrong credentials, event streams) counts that
-   * client, and `/openapi.json` names that scheme and host.
+   * default. From these peers the client is the right-most address of `X-Forwarded-For` that is not itself listed,
+   * and the scheme and host are what the nearest proxy says in `X-Forwarded-Proto` and `X-Forwarded-Host`; from any
+   * other peer those headers are ignored. Every per-address rule (the brakes on logins, sign-ups and wrong
+   * credentials, event streams) counts that client, and `/openapi.json` names that scheme and host.
    */
   trustProxy: declare({
     flag: 'trust-proxy',
@@ -185,7 +193,7 @@ export const SERVER_OPTIONS = {
     kind: proxies,
     default: '',
     unset: 'none',
-    help: 'proxies whose X-Forwarded-For or Forwarded names the client: addresses, CIDR ranges, loopback, private',
+    help: 'proxies whose X-Forwarded-For names the client: addresses, CIDR ranges, loopback, private',
     commands: { serve: 'env' },
   }),
   /** Lifetime of bearer tokens from login, in milliseconds; 24 hours. */
@@ -270,7 +278,7 @@ export const SERVER_OPTIONS = {
     help: 'serve only the API: no web pages, and / answers a JSON index of the API',
     commands: { serve: 'env' },
   }),
-  /** Whether anyone may create an account (the default); `false` answers sign-up with 403, existing accounts work on. */
+  /** Whether anyone may create an account (the default); `false` answers sign-up with 403, accounts work on. */
   signup: declare({
     flag: 'no-signup',
     env: 'ROCK_LEGENDS_NO_SIGNUP',
@@ -391,6 +399,7 @@ export const COMMAND_OPTIONS = {
     value: 'FILE|postgres://…',
     kind: text('name a data file or a postgres:// URL'),
     help: 'the store to copy, left as it is',
+    once: true,
     commands: { copy: 'flag' },
   }),
   to: declare({
@@ -398,6 +407,7 @@ export const COMMAND_OPTIONS = {
     value: 'FILE|postgres://…',
     kind: text('name a data file or a postgres:// URL'),
     help: 'the store to fill',
+    once: true,
     commands: { copy: 'flag' },
   }),
   replace: declare({
@@ -460,7 +470,7 @@ export function defaultOf<K extends OptionKey>(key: K, embedded = false): ValueO
   return typed === undefined ? undefined : (option.kind.parse(typed, `the default of ${key}`) as ValueOf<K>)
 }
 
-/** The defaults of an embedded server (`startServer`, `createApp`): the command line's, but where `embedded` differs. */
+/** The defaults of an embedded server (`startServer`, `createApp`): the command line's, but where `embedded` says. */
 export const EMBEDDED_DEFAULTS: Readonly<Config & Required<Pick<ServerOptions, BackupSettings>>> = (() => {
   const values: Record<string, unknown> = {}
   for (const key of Object.keys(SERVER_OPTIONS) as ServerKey[]) values[key] = defaultOf(key, true)

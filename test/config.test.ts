@@ -90,6 +90,10 @@ describe('parseArgs', () => {
     [[], { ROCK_LEGENDS_METRICS: '0.0.0.0:9464' }, { metrics: '0.0.0.0:9464' }],
     [['--metrics', '9100'], { ROCK_LEGENDS_METRICS: '9464' }, { metrics: '9100' }],
     [[], { ROCK_LEGENDS_METRICS: '' }, {}],
+    // An empty variable is unset, in every command, as a service manager's file may leave it.
+    [[], { HOST: '', ROCK_LEGENDS_BACKUP_EVERY: '', ROCK_LEGENDS_SEED: '', ROCK_LEGENDS_LOG: ' ' }, {}],
+    [[], { HOST: ' 0.0.0.0 ' }, { host: '0.0.0.0' }],
+    [[], { ROCK_LEGENDS_TRUST_PROXY: 'loopback, 10.0.0.0/8' }, { trustProxy: ['loopback', '10.0.0.0/8'] }],
   ] as [string[], Record<string, string>, Partial<Config>][])('%p with %p', (argv, env, expected) => {
     expect(run(argv, env)).toEqual({ ...defaults, ...expected })
   })
@@ -129,6 +133,11 @@ describe('parseArgs', () => {
     [['--metrics', 'localhost']],
     [['--metrics', 'http://127.0.0.1:9464']],
     [['--metrics', '127.0.0.1:9464/metrics']],
+    [['--seed', '-']],
+    [['--trust-proxy', 'localhost']],
+    [['--trust-proxy', '10.0.0.0/33']],
+    [['copy', '--from', 'a.json', '--to', 'b.json', '--to', 'c.json']],
+    [['copy', '--from', 'a.json', '--from', 'b.json', '--to', 'c.json']],
   ])('%p is a usage error', (argv) => {
     expect(() => parseArgs(argv, {})).toThrow(UsageError)
   })
@@ -138,8 +147,16 @@ describe('parseArgs', () => {
     [{ ROCK_LEGENDS_ALLOW_RESET: 'on' }],
     [{ ROCK_LEGENDS_DELAY: 'slow' }],
     [{ ROCK_LEGENDS_METRICS: 'true' }],
+    // The store is never guessed: an empty ROCK_LEGENDS_DATA is refused, not taken as the default file.
+    [{ ROCK_LEGENDS_DATA: '' }],
   ])('%p is a usage error', (env) => {
     expect(() => parseArgs([], env)).toThrow(UsageError)
+  })
+
+  test('an empty ROCK_LEGENDS_DATA is refused by backup and users too; an empty ROCK_LEGENDS_URL is unset', () => {
+    expect(() => parseArgs(['backup', 'f.json'], { ROCK_LEGENDS_DATA: '' })).toThrow(UsageError)
+    expect(() => parseArgs(['users', 'list'], { ROCK_LEGENDS_DATA: ' ' })).toThrow(UsageError)
+    expect(parseArgs(['users', 'list'], { ROCK_LEGENDS_URL: '' })).toMatchObject({ config: { url: undefined } })
   })
 
   test.each([
@@ -149,6 +166,7 @@ describe('parseArgs', () => {
     [['healthcheck'], { HOST: '::' }, 'http://127.0.0.1:3000'],
     [['healthcheck'], { HOST: '::1' }, 'http://[::1]:3000'],
     [['healthcheck'], { HOST: '10.0.0.5', PORT: '81' }, 'http://10.0.0.5:81'],
+    [['healthcheck'], { HOST: ' 0.0.0.0 ' }, 'http://127.0.0.1:3000'],
     [['healthcheck', '--url', 'http://10.1.2.3:9000'], { PORT: '8080' }, 'http://10.1.2.3:9000'],
     [['healthcheck', '--url=https://api.example/rl'], {}, 'https://api.example/rl'],
   ] as [string[], Record<string, string>, string][])('%p with %p asks %s', (argv, env, url) => {

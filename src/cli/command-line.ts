@@ -13,7 +13,7 @@ export interface CommandLine {
   given(key: OptionKey): boolean
   /** The value: the last flag's, else (where the command reads the variable) the variable's, else the default. */
   value<K extends OptionKey>(key: K): ValueOf<K> | undefined
-  /** The value of the flag alone, the last one given. */
+  /** The value of the flag alone: the last one given, or every one for a flag given once per item (`--api-key`). */
   flagValue<K extends OptionKey>(key: K): ValueOf<K> | undefined
   /** The value of the variable alone (read whatever the command's source is). */
   envValue<K extends OptionKey>(key: K): ValueOf<K> | undefined
@@ -74,19 +74,22 @@ export function readCommandLine(
       continue
     }
     const key = byFlag.get(token.name)
-    const option = key && OPTIONS[key]
-    if (!key || !option) throw new UsageError(refuse(token.rawName))
+    if (!key) throw new UsageError(refuse(token.rawName))
+    const option: OptionDeclaration = OPTIONS[key]
     let text = token.value
     if (option.kind.bare === undefined && text === undefined) throw new UsageError(`${token.rawName} needs a value`)
     if (option.kind.optional) {
-      // `--seed FILE` is read as `--seed=FILE`: a word right after a flag with an optional value is its value.
+      // `--seed FILE` is read as `--seed=FILE`: a word right after a flag with an optional value is its value, unless
+      // it looks like a flag itself (`-`, `-x`).
       const next = tokens[i + 1]
-      if (text === undefined && next?.kind === 'positional' && next.index === token.index + 1) {
+      const adjacent = next?.kind === 'positional' && next.index === token.index + 1
+      if (text === undefined && adjacent && !next.value.startsWith('-')) {
         text = next.value
         consumed = next.index
       }
     } else if (option.kind.bare !== undefined && text !== undefined)
       throw new UsageError(`${token.rawName} takes no value`)
+    if (option.once && texts.has(key)) throw new UsageError(`${token.rawName} names one store: give it once`)
     texts.set(key, [...(texts.get(key) ?? []), text])
   }
 
@@ -100,14 +103,19 @@ export function readCommandLine(
     const value = option.kind.form === 'each' ? given.flatMap((text) => read(text) as unknown[]) : read(given.at(-1))
     return value as ValueOf<K>
   }
+  /** The variable's text, undefined when it is unset, or empty where empty counts as unset. */
+  const variable = (option: OptionDeclaration) => {
+    const text = option.env === undefined ? undefined : env[option.env]
+    return text === undefined || (text.trim() === '' && !option.emptyRefused) ? undefined : text
+  }
   const envValue = <K extends OptionKey>(key: K): ValueOf<K> | undefined => {
     const option: OptionDeclaration = OPTIONS[key]
-    const text = option.env === undefined ? undefined : env[option.env]
+    const text = variable(option)
     return text === undefined ? undefined : (option.kind.parse(text, option.env as string) as ValueOf<K>)
   }
   const declared = (key: OptionKey): OptionDeclaration => OPTIONS[key]
   const fromEnv = (key: OptionKey) => declared(key).commands[command] === 'env'
-  const variableSet = (key: OptionKey) => env[declared(key).env ?? ''] !== undefined
+  const variableSet = (key: OptionKey) => variable(declared(key)) !== undefined
   return {
     words,
     flagged: (key) => texts.has(key),

@@ -27,7 +27,7 @@ export function docsRoutes(routes: () => readonly InternalRoute[], clients: Clie
           const body = withServer(buildDocument(routes))
           return (url) => body(originOf(url))
         })
-        const { proto, host } = clients.origin(server, request)
+        const { proto, host } = clients.sender(server, request)
         return new Response((await document)(proto || host ? reached(request.url, proto, host) : request.url), {
           headers: { 'content-type': 'application/json; charset=utf-8' },
         })

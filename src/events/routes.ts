@@ -35,8 +35,9 @@ const STREAM_HEADERS = {
 }
 
 /**
- * The route of the event stream over `changes`, within `limits`. `serverOf` is the Bun server (`app.server`): it
- * names the client address, and lets a stream outlive the server's idle timeout (heartbeats keep proxies' alive).
+ * The route of the event stream over `changes`, within `limits`, counting streams per client as `clients` tells them
+ * apart. Elysia's `server` names the client's socket, and lets a stream outlive the server's idle timeout (heartbeats
+ * keep proxies' alive).
  */
 export function eventRoutes(changes: Changes, clients: Clients, limits: EventStreamLimits = EVENT_STREAM_LIMITS) {
   const counts = new OpenStreams(limits.heartbeatMs)

@@ -56,52 +56,23 @@ export function trustedPeers(entries: readonly string[]): (address: string) => b
   }
 }
 
-/** Where a request came from: its client, and the scheme and host it asked for. */
-export interface Origin {
-  /** The client's address (or the identifier a proxy gave for it), as the proxy nearest it saw it. */
+/** Who sent a request: its client, and the scheme and host it asked for. */
+export interface Forwarded {
+  /** The client's address, as the proxy nearest it saw it (the socket's peer when no trusted proxy named one). */
   address: string
-  /** `http` or `https`, as the client asked the proxy nearest it; undefined when no trusted proxy said. */
+  /** `http` or `https`, as the client asked the proxy; undefined when no trusted proxy said. */
   proto?: 'http' | 'https'
-  /** The `Host` the client sent that proxy; undefined when no trusted proxy said. */
+  /** The `Host` the client sent the proxy; undefined when no trusted proxy said. */
   host?: string
 }
 
-/** A forwarded identifier longer than this names nothing a proxy writes: the hop is not believed. */
+/** A forwarded address longer than this names nothing a proxy writes: the hop is not believed. */
 const MAX_NODE = 64
 
-/** Splits a header into its comma-separated elements, outside quoted strings. */
-function elements(header: string): string[] {
-  const parts: string[] = []
-  let start = 0
-  let quoted = false
-  for (let i = 0; i < header.length; i++) {
-    const char = header[i]
-    if (char === '"' && header[i - 1] !== '\\') quoted = !quoted
-    else if (char === ',' && !quoted) {
-      parts.push(header.slice(start, i))
-      start = i + 1
-    }
-  }
-  parts.push(header.slice(start))
-  return parts.map((part) => part.trim()).filter(Boolean)
-}
+/** The values of a comma-separated header, trimmed; empty for none. */
+const values = (header: string | null) => (header ? header.split(',').map((value) => value.trim()) : [])
 
-/** The pairs of one `Forwarded` element (RFC 7239): `for`, `proto`, `host`, names in lower case, quotes removed. */
-function pairs(element: string): Record<string, string> {
-  const found: Record<string, string> = {}
-  for (const pair of element.split(';')) {
-    const equals = pair.indexOf('=')
-    if (equals < 0) continue
-    const name = pair.slice(0, equals).trim().toLowerCase()
-    let value = pair.slice(equals + 1).trim()
-    if (value.startsWith('"') && value.endsWith('"') && value.length >= 2)
-      value = value.slice(1, -1).replace(/\\(.)/g, '$1')
-    if (!(name in found)) found[name] = value
-  }
-  return found
-}
-
-/** The address of a `for=` node, its port and brackets dropped: `"[2001:db8::1]:4711"` is `2001:db8::1`. */
+/** The address of a hop, its port and brackets dropped: `[2001:db8::1]:4711` is `2001:db8::1`. */
 function nodeAddress(node: string): string {
   const bracketed = /^\[([^\]]*)\](?::\d+)?$/.exec(node)
   if (bracketed) return bracketed[1] as string
@@ -110,58 +81,42 @@ function nodeAddress(node: string): string {
 }
 
 const scheme = (value: string | undefined) => {
-  const word = value?.trim().toLowerCase()
+  const word = value?.toLowerCase()
   return word === 'http' || word === 'https' ? word : undefined
 }
 
 // A host as `Host` may hold it: a name or IPv4 address, or a bracketed IPv6 address, and an optional port.
 const HOST =
-  /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*|\[[0-9a-f:.]+\])(?::\d{1,5})?$/i
-const host = (value: string | undefined) => {
-  const text = value?.trim()
-  return text && text.length <= 255 && HOST.test(text) ? text : undefined
-}
+  /^(?:[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)*|\[[0-9a-f:.]+\])(?::\d{1,5})?$/i
+const host = (value: string | undefined) => (value && value.length <= 255 && HOST.test(value) ? value : undefined)
 
 /**
- * Where a request that `peer` (a trusted proxy) sent came from: the right-most hop of `Forwarded` (RFC 7239), or of
- * `X-Forwarded-For`, that is not itself a trusted proxy, so that a client can add hops on the left but never choose
- * the one the nearest proxy wrote. With `Forwarded`, the scheme and host are that hop's `proto` and `host`; with
- * `X-Forwarded-For`, the first of `X-Forwarded-Proto` and `X-Forwarded-Host`, as proxies write one each. Without
- * either header, the peer itself.
+ * Who sent a request that `peer`, a trusted proxy, passed on: the right-most address of `X-Forwarded-For` that is not
+ * itself a trusted proxy. Each proxy appends the address it saw, so a client can add addresses on the left but never
+ * choose the one the nearest proxy wrote; an entry that is no address ends the walk there. The scheme and host are
+ * the last values of `X-Forwarded-Proto` and `X-Forwarded-Host`, which the nearest proxy sets. `Forwarded` (RFC
+ * 7239) is not read: nginx, Caddy and HAProxy write `X-Forwarded-For` and pass a client's own `Forwarded` on as it
+ * came, so believing it would let any client name itself.
  */
-export function forwardedOrigin(peer: string, headers: Headers, trusted: (address: string) => boolean): Origin {
-  const forwarded = headers.get('forwarded')
-  if (forwarded) {
-    const hops = elements(forwarded).map(pairs)
-    for (let i = hops.length - 1; i >= 0; i--) {
-      const hop = hops[i] as Record<string, string>
-      const node = hop.for === undefined ? undefined : nodeAddress(hop.for)
-      if (node === undefined || node.length > MAX_NODE) break
-      if (trusted(node) && i > 0) continue
-      return { address: node, proto: scheme(hop.proto), host: host(hop.host) }
-    }
-    return { address: peer }
-  }
-  const chain = headers.get('x-forwarded-for')
-  if (!chain) return { address: peer }
-  const hops = elements(chain).map(nodeAddress)
+export function forwardedBy(peer: string, headers: Headers, trusted: (address: string) => boolean): Forwarded {
+  const hops = values(headers.get('x-forwarded-for'))
   let address = peer
   for (let i = hops.length - 1; i >= 0; i--) {
-    const node = hops[i] as string
+    const node = nodeAddress(hops[i] as string)
     if (node.length > MAX_NODE || addressGroups(node) === undefined) break
     address = node
     if (!trusted(node)) break
   }
-  const first = (name: string) => headers.get(name)?.split(',')[0]
-  return { address, proto: scheme(first('x-forwarded-proto')), host: host(first('x-forwarded-host')) }
+  const last = (name: string) => values(headers.get(name)).at(-1)
+  return { address, proto: scheme(last('x-forwarded-proto')), host: host(last('x-forwarded-host')) }
 }
 
 /** How a server tells its clients apart: by the socket's peer, or through the proxies it trusts. */
 export interface Clients {
   /** The per-client key (`clientKey`) of the client `request` came from. */
   key(server: Pick<Server<unknown>, 'requestIP'> | null | undefined, request: Request): string
-  /** Where `request` came from; its proto and host only when a trusted proxy named them. */
-  origin(server: Pick<Server<unknown>, 'requestIP'> | null | undefined, request: Request): Origin
+  /** Who sent `request`; its proto and host only when a trusted proxy named them. */
+  sender(server: Pick<Server<unknown>, 'requestIP'> | null | undefined, request: Request): Forwarded
 }
 
 // In-process calls (`app.handle`) have no socket: they share one address, which no proxy list can name.
@@ -169,26 +124,28 @@ const IN_PROCESS = 'in-process'
 
 /**
  * The clients of a server that trusts the proxies `entries` names (`--trust-proxy`; none by default): from any
- * other peer, forwarding headers are ignored, since any client can write them, and believing them would let one
- * client spread its attempts over invented addresses.
+ * other peer, `X-Forwarded-For` and its kin are ignored, since any client can write them, and believing them would
+ * let one client spread its attempts over invented addresses.
  *
  * @example
  * const clients = trustedClients(['loopback'])
  * clients.key(app.server, request) // '203.0.113.7', as nginx on 127.0.0.1 said in X-Forwarded-For
  */
 export function trustedClients(entries: readonly string[]): Clients {
-  const trusted = trustedPeers(entries)
+  // Checked here too, for servers embedded with a list the command line did not read: an entry that names nothing
+  // must not quietly trust nothing.
+  const trusted = trustedPeers(entries.map(trustEntry))
   // Each request is read once, however many rules ask.
-  const seen = new WeakMap<Request, Origin>()
-  const origin: Clients['origin'] = (server, request) => {
+  const seen = new WeakMap<Request, Forwarded>()
+  const sender: Clients['sender'] = (server, request) => {
     const peer = server?.requestIP(request)?.address ?? IN_PROCESS
     if (entries.length === 0 || !trusted(peer)) return { address: peer }
     let found = seen.get(request)
     if (!found) {
-      found = forwardedOrigin(peer, request.headers, trusted)
+      found = forwardedBy(peer, request.headers, trusted)
       seen.set(request, found)
     }
     return found
   }
-  return { origin, key: (server, request) => clientKey(origin(server, request).address) }
+  return { sender, key: (server, request) => clientKey(sender(server, request).address) }
 }

@@ -39,19 +39,27 @@ export function collapsedTarget(url: string): string | undefined {
   return path.replace(/\/{2,}/g, '/') + target.slice(path.length)
 }
 
+/** The paths of the health checks, which answer HTTP/1.0 requests without `Host` (see {@link targetProblem}). */
+const HEALTH_CHECKS = new Set(['/healthz', '/livez', '/readyz'])
+
 /**
  * The answer to a request whose URL Bun could not make absolute, which Elysia would route by the wrong part of the
  * target, or `undefined` for every other request. CONNECT's authority-form (`CONNECT example.com:443`, from a client
  * that takes this server for a proxy) gets 404: nothing is served at such a target. An origin-form target with an
- * invalid `Host` header gets 400, as RFC 9112 (section 3.2) asks; one without `Host` (HTTP/1.0) is served.
+ * invalid `Host` header gets 400, as RFC 9112 (section 3.2) asks, and so does one without `Host` (HTTP/1.0) but for
+ * the health checks, which load balancers ask so.
  */
 export function targetProblem(request: Request): Problem | undefined {
   const url = request.url
   if (url.startsWith('http://') || url.startsWith('https://')) return undefined
   if (url.startsWith('/')) {
     // No Host at all: an HTTP/1.0 request (Bun refuses an HTTP/1.1 one before the app), as load balancers' health
-    // checks send; HTTP/1.0 has no Host to require, and its relative URL routes as any other.
-    if (!request.headers.has('host')) return undefined
+    // checks send them. Only the checks are served so: their paths are whole, while the rest of the app (and Elysia's
+    // router) reads a path from an absolute URL.
+    if (!request.headers.has('host')) {
+      if (HEALTH_CHECKS.has(url)) return undefined
+      return invalid([{ parameter: 'Host', detail: 'is required: without it only the health checks are answered' }])
+    }
     return invalid([{ parameter: 'Host', detail: 'must be a valid host name, with an optional port' }])
   }
   return notFound(

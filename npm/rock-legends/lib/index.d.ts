@@ -28,10 +28,10 @@ export interface ServerOptions {
   apiKeys?: readonly string[]
   /**
    * The proxies whose forwarding headers name the client: addresses, CIDR ranges, `loopback`, `private`; none by
-   * default. From these peers the client is the right-most hop of `Forwarded` or `X-Forwarded-For` that is not itself
-   * listed, and the scheme and host are what the client asked that proxy for; from any other peer those headers are
-   * ignored. Every per-address rule (the brakes on logins, sign-ups and wrong credentials, event streams) counts that
-   * client, and `/openapi.json` names that scheme and host.
+   * default. From these peers the client is the right-most address of `X-Forwarded-For` that is not itself listed,
+   * and the scheme and host are what the nearest proxy says in `X-Forwarded-Proto` and `X-Forwarded-Host`; from any
+   * other peer those headers are ignored. Every per-address rule (the brakes on logins, sign-ups and wrong
+   * credentials, event streams) counts that client, and `/openapi.json` names that scheme and host.
    */
   trustProxy?: readonly string[]
   /** Lifetime of bearer tokens from login, in milliseconds; 24 hours. */
@@ -54,7 +54,7 @@ export interface ServerOptions {
   fixtures?: boolean
   /** Serve the web pages at `/` (the default); `false` makes `/` a JSON index. */
   ui?: boolean
-  /** Whether anyone may create an account (the default); `false` answers sign-up with 403, existing accounts work on. */
+  /** Whether anyone may create an account (the default); `false` answers sign-up with 403, accounts work on. */
   signup?: boolean
   /**
    * Serve Prometheus metrics at `GET /metrics` on a listener of their own, at `[HOST:]PORT` such as `9464` or
