@@ -1,5 +1,6 @@
 import type { Server } from 'bun'
 import { type AppOptions, createApp } from './app.ts'
+import { OPERATOR_PREFIX } from './auth/secrets.ts'
 import { captureStartState } from './fixtures/reset.ts'
 import { MAX_BODY_BYTES } from './http/body.ts'
 import { createLogger, flushLog } from './log.ts'
@@ -35,7 +36,8 @@ const reachableHost = (host: string) => (host === '0.0.0.0' ? '127.0.0.1' : host
  * beside the file with the server's address (`addressRecorder`; mode 0600), never logged, and dies with the process.
  * 256 bits from the CSPRNG.
  */
-const operatorKey = () => `rl_op_${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64url')}`
+const operatorKey = () =>
+  `${OPERATOR_PREFIX}${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64url')}`
 
 /**
  * Opens the store, seeds it if asked, and serves the API. The defaults suit a test fixture: a free port on

@@ -2,7 +2,7 @@ import { Elysia } from 'elysia'
 import { jsonBody } from '../http/body.ts'
 import { CredentialNotAllowedError, TooManyAttemptsError, UnauthenticatedError } from '../model/errors.ts'
 import type { Limiter } from '../store/store.ts'
-import { hashSecret, sameHash } from './secrets.ts'
+import { hashSecret, isOwnSecretShape, sameHash } from './secrets.ts'
 
 /** Who is making an authenticated request. */
 export type Caller = { kind: 'service' } | { kind: 'user'; userId: number; credentialId: number; via: 'token' | 'key' }
@@ -57,7 +57,9 @@ const tooManyFailures = (seconds: number) =>
  * `X-API-Key: <key>` (a key, never a token): `Authorization` decides when both are sent. Throws the one {@link UnauthenticatedError} for missing, malformed, unknown, expired and revoked
  * credentials (401, with its challenge, once `http/` answers it). With `brake`, a well-formed credential that no check
  * accepts counts as a failure of `brake.client`, and a client past its limit gets {@link TooManyAttemptsError} (429)
- * before its credential is checked, right or wrong: a guesser learns nothing more until the window lets it.
+ * before its credential is checked, right or wrong: a guesser learns nothing more until the window lets it. The
+ * exception is a secret of this server's own making, which cannot be guessed: it is checked, and answered as ever
+ * when valid (429 when not).
  * Requests without a credential, or with a malformed header, check nothing and count nothing.
  *
  * @example
@@ -83,15 +85,21 @@ export async function authenticate(
   } else {
     throw unauthorized('This operation needs credentials: send Authorization: Bearer <token> or X-API-Key: <key>.')
   }
+  let braked = 0
   if (brake) {
-    const seconds = await brake.failures.retryAfter(brake.client)
-    if (seconds > 0) throw tooManyFailures(seconds)
+    braked = await brake.failures.retryAfter(brake.client)
+    // A secret of this server's making (a token, a personal key, its own operator key) is still checked from a braked
+    // address: none can be guessed at any rate, and so a flood of wrong guesses from an address (loopback, or a
+    // proxy not listed in --trust-proxy) locks out neither the operator's `rock-legends users` nor a signed-in user.
+    // Service keys the operator chose may be weak: they wait for the window, as every wrong guess does.
+    if (braked > 0 && !isOwnSecretShape(secret)) throw tooManyFailures(braked)
   }
   const hash = hashSecret(secret)
   for (const check of checks) {
     const caller = await check(scheme, hash)
     if (caller) return caller
   }
+  if (braked > 0) throw tooManyFailures(braked)
   // Counted after the check, so that valid credentials, however many in flight, never hold a place of the limit.
   if (brake) await brake.failures.record(brake.client)
   throw unauthorized('The credentials are not valid: unknown, expired or revoked.')

@@ -3,6 +3,17 @@ const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz
 /** The prefixes that make a leaked secret recognisable (and greppable by secret scanners). */
 export const TOKEN_PREFIX = 'rl_tok_'
 export const KEY_PREFIX = 'rl_key_'
+/** The prefix of the service key a server makes for its own operator (`rock-legends users` through it). */
+export const OPERATOR_PREFIX = 'rl_op_'
+
+/**
+ * The shapes of the secrets this server makes: bearer tokens and personal keys (32 of 62 letters, 190 bits) and its
+ * operator key (43 base64url letters, 256 bits), all from the CSPRNG. None can be guessed at any rate.
+ */
+const OWN_SECRET = /^(?:rl_(?:tok|key)_[0-9A-Za-z]{32}|rl_op_[0-9A-Za-z_-]{43})$/
+
+/** Whether `secret` has the shape of a secret this server makes: one nobody can guess, however many tries. */
+export const isOwnSecretShape = (secret: string) => OWN_SECRET.test(secret)
 
 // nanoid's Node entry loads `node:crypto`, about 2 ms of start-up (bench/startup.ts); a secret is only made after a
 // login or for a new key, so nanoid is loaded then, once.

@@ -5,7 +5,7 @@ import { ACCOUNT_LIMITS } from '../../src/accounts/service.ts'
 import { type RunningServer, startServer } from '../../src/server.ts'
 import { openMemoryStore } from '../../src/store/document/memory.ts'
 import { openSqlStore, type SqlStore } from '../../src/store/sql/sql-store.ts'
-import { manualClock } from '../accounts/helpers.ts'
+import { apiKey, bearer, createKey, manualClock, signedIn } from '../accounts/helpers.ts'
 import { SERVICE_KEY, testApp } from '../helpers.ts'
 import { skipWithoutPostgres, testPostgres } from '../support/postgres.ts'
 
@@ -42,6 +42,24 @@ describe(`${limit} failed credential checks per ${windowMs / 60_000} minutes per
     clock.advance(windowMs)
     expect((await call(OPERATOR, { headers: { 'x-api-key': SERVICE_KEY } })).status).toBe(200)
     expect((await call(OPERATOR, { headers: wrongKey(0) })).status).toBe(401)
+  })
+
+  test("a braked address's tokens and personal keys still work: none can be guessed; wrong ones stay 429", async () => {
+    const { call } = testApp(openMemoryStore())
+    const { token } = await signedIn(call)
+    const { key } = await createKey(call, bearer(token))
+    for (let i = 0; i < limit; i++) expect((await call(ME, { headers: wrongKey(i) })).status).toBe(401)
+    expect((await call(ME, { headers: wrongKey(limit) })).status).toBe(429)
+    // Secrets of this server's making are checked from a braked address: a flood of guesses locks nobody out.
+    expect((await call(ME, { headers: bearer(token) })).status).toBe(200)
+    expect((await call(ME, { headers: apiKey(key) })).status).toBe(200)
+    // Guesses shaped like them are checked too, and refused as the brake says, without counting more.
+    const shaped = `rl_tok_${'A'.repeat(32)}`
+    const refused = await call(ME, { headers: bearer(shaped) })
+    expect(refused.status).toBe(429)
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0)
+    // A service key, which an operator may have chosen weak, waits for the window like any guess.
+    expect((await call(OPERATOR, { headers: { 'x-api-key': SERVICE_KEY } })).status).toBe(429)
   })
 
   test('valid credentials never count, however many; missing and malformed ones are not failures', async () => {

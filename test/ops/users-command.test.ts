@@ -191,6 +191,23 @@ describe('rock-legends users, the server running: through the server', () => {
     expect(log).not.toContain('rl_op_')
   })
 
+  test('a flood of wrong keys from this machine locks out the guesses, not the command', async () => {
+    const server = await start(['--data', file, '--api-key', SERVICE_KEY, '--log', 'off'])
+    expect((await users(['add', '--email', 'ana@rock-legends.com', '--name', 'Ana', '--data', file])).code).toBe(0)
+    // 101 wrong keys from loopback, the address the command comes from too: the brake is on for the whole machine.
+    for (let i = 0; i <= 100; i++) {
+      const wrong = await fetch(`${server.url}/__admin/users`, { headers: { 'x-api-key': `guess-${i}` } })
+      expect(wrong.status).toBe(i < 100 ? 401 : 429)
+    }
+    // The operator's own service key waits for the window like any guess: it may be weak.
+    expect((await fetch(`${server.url}/__admin/users`, { headers: { 'x-api-key': SERVICE_KEY } })).status).toBe(429)
+    // The command goes through the server with the key the server made for it, which nobody can guess: it works.
+    const listed = await users(['list', '--data', file, '--json'])
+    expect({ code: listed.code, stderr: listed.stderr }).toMatchObject({ code: 0 })
+    expect(JSON.parse(listed.stdout)).toMatchObject({ data: [{ email: 'ana@rock-legends.com' }] })
+    expect((await users(['disable', 'ana@rock-legends.com', '--data', file])).code).toBe(0)
+  })
+
   test('--url with --api-key (or ROCK_LEGENDS_URL and ROCK_LEGENDS_API_KEYS) reaches a server over :memory:', async () => {
     const server = await start(['--data', ':memory:', '--api-key', SERVICE_KEY])
     const added = await users([
