@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia'
 import type { AccessEntry } from '../log.ts'
-import { requestTarget } from './request-target.ts'
+import { isHealthCheck, requestTarget } from './request-target.ts'
 
 /** The header that carries a request's id, in both directions. */
 export const REQUEST_ID = 'x-request-id'
@@ -106,13 +106,10 @@ export function requestLog(write: ((entry: AccessEntry) => void) | undefined, co
     // body, into a new one, which costs more than the rest of a read.
     if (response instanceof Response) response.headers.set(REQUEST_ID, requestId)
     else set.headers[REQUEST_ID] = requestId
-    write({
-      method: request.method,
-      path: requestTarget(request.url),
-      status,
-      durationMs,
-      requestId,
-    })
+    const path = requestTarget(request.url)
+    // A load balancer asks every few seconds: a check that passes is counted in the metrics, not logged.
+    if (status < 400 && isHealthCheck(path)) return
+    write({ method: request.method, path, status, durationMs, requestId })
   }
   // Every hook destructures its parameters: Elysia reads them to decide what each request must prepare. A function,
   // not an arrow: Elysia guesses from a hook's text whether it returns a promise, and the release build's minified

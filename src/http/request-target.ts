@@ -39,8 +39,14 @@ export function collapsedTarget(url: string): string | undefined {
   return path.replace(/\/{2,}/g, '/') + target.slice(path.length)
 }
 
-/** The paths of the health checks, which answer HTTP/1.0 requests without `Host` (see {@link targetProblem}). */
+/**
+ * The paths of the health checks: they answer HTTP/1.0 requests without `Host` (see {@link targetProblem}), and the
+ * access log leaves out those that pass.
+ */
 const HEALTH_CHECKS = new Set(['/healthz', '/livez', '/readyz'])
+
+/** Whether `target` (a path, without a query) is a health check's. */
+export const isHealthCheck = (target: string) => HEALTH_CHECKS.has(target)
 
 /**
  * The answer to a request whose URL Bun could not make absolute, which Elysia would route by the wrong part of the

@@ -29,6 +29,18 @@ function loggedApp(options: { cors?: string[]; readOnly?: boolean } = {}) {
 
 const json = { 'content-type': 'application/json' }
 
+test('health checks that pass carry their request id but write no access line: a load balancer asks every few seconds', async () => {
+  const { send, entries } = loggedApp()
+  for (const path of ['/healthz', '/livez', '/readyz']) {
+    const { response, entry } = await send(path)
+    expect({ path, status: response.status, entry }).toEqual({ path, status: 200, entry: undefined })
+    expect(response.headers.get('x-request-id')).toBeTruthy()
+  }
+  // The next answer's line is the next one written: none was held back.
+  expect((await send('/api/v1/artists')).entry).toMatchObject({ path: '/api/v1/artists', status: 200 })
+  expect(entries).toEqual([])
+})
+
 describe('request ids', () => {
   test('a request without one gets a generated UUIDv7, in the answer and in the log', async () => {
     const { send } = loggedApp()
@@ -89,7 +101,7 @@ describe('the access log', () => {
     ['POST', '/api/v1/artists', 'name=Moris', { 'content-type': 'text/plain', 'x-api-key': SERVICE_KEY }, 415],
     ['POST', '/api/v1/artists', '{"name":', { ...json, 'x-api-key': SERVICE_KEY }, 400],
     ['HEAD', '/api/v1/artists', undefined, {}, 200],
-    ['GET', '/healthz', undefined, {}, 200],
+    ['GET', '/healthz?from=uptime-check', undefined, {}, 200],
   ] as const)('%s %s → %d is logged with that status', async (method, path, body, headers, status) => {
     const { send } = loggedApp()
     const { response, entry } = await send(path, { method, body, headers })
