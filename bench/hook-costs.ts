@@ -9,9 +9,11 @@
  *
  * `bun bench/hook-costs.ts serve VARIANT` runs one server and prints its port.
  */
+
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import type { Server } from 'bun'
 import { Elysia } from 'elysia'
 import { requestIdOf } from '../src/http/request-log.ts'
 import { requestTarget } from '../src/http/request-target.ts'
@@ -34,7 +36,9 @@ const answer = () => new Response(BODY, { headers: HEADERS })
 const PATH = '/api/v1/artists/:id'
 
 /** A variant: a bare `Bun.serve` with its own `fetch`, or an Elysia app with hooks added before its one route. */
-type Variant = { fetch: (request: Request) => Response } | { hooks: (app: Elysia) => unknown }
+type Variant =
+  | { fetch: (request: Request, server: Pick<Server<undefined>, 'requestIP'>) => Response }
+  | { hooks: (app: Elysia) => unknown }
 
 const access = createLogger('pretty').access
 
@@ -63,13 +67,15 @@ const VARIANTS: Record<string, Variant> = {
     },
   },
   'bare Bun.serve, the request id and the access line (pretty, into stderr)': {
-    fetch: (r) => {
+    fetch: (r, server) => {
       const started = performance.now()
       const response = answer()
       const requestId = requestIdOf(r)
       response.headers.set('x-request-id', requestId)
       const durationMs = performance.now() - started
-      access?.({ method: r.method, path: requestTarget(r.url), status: 200, durationMs, requestId })
+      const client = server.requestIP(r)?.address ?? 'in-process'
+      const userAgent = r.headers.get('user-agent') ?? undefined
+      access?.({ method: r.method, path: requestTarget(r.url), status: 200, durationMs, requestId, client, userAgent })
       return response
     },
   },

@@ -116,6 +116,7 @@ export function createApp({
   // Four parameters passed on as they are: a rest parameter would build an array for every answer.
   const log = requestLog(
     accessLog,
+    clients,
     http && ((method, route, status, seconds) => http.record(method, route, status, seconds)),
   )
   // By default nothing runs before routing (an `onRequest` hook would cost every request more than the rest of a

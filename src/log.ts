@@ -18,7 +18,17 @@ export interface AccessEntry {
   durationMs: number
   /** The `X-Request-Id` of the answer: the client's own, or one generated for it. */
   requestId: string
+  /**
+   * Who asked: the socket's peer, or the client a proxy listed in `--trust-proxy` names (`in-process` for calls
+   * without a socket).
+   */
+  client: string
+  /** Its `User-Agent`, cut at {@link MAX_USER_AGENT} characters; absent without one. */
+  userAgent?: string
 }
+
+/** The longest `User-Agent` a line keeps: a client sending kilobytes of it must not make every line that long. */
+export const MAX_USER_AGENT = 256
 
 /** Where the server writes what it does: start-up, seeding, requests, failures. */
 export interface Logger {
@@ -132,13 +142,15 @@ function tenths(ms: number): string {
 }
 
 /**
- * The pretty access line: `GET /api/v1/artists 200 1.2 ms 0190…`. The method and target are the client's: their
- * control characters are shown escaped (Bun lets a CONNECT target through as it was sent, bidi controls and all).
+ * The pretty access line: `GET /api/v1/artists 200 1.2 ms 203.0.113.7 "curl/8.5.0" 0190…`, the request id last. The
+ * method, target and user agent are the client's: their control characters are shown escaped (Bun lets a CONNECT
+ * target through as it was sent, bidi controls and all).
  */
 export function prettyAccess(entry: AccessEntry, colour = false): string {
-  const { method, path, status, durationMs, requestId } = entry
-  if (!colour) return `${shown(method)} ${shown(path)} ${status} ${tenths(durationMs)} ms ${requestId}`
-  return `${shown(method)} ${shown(path)} ${paint(statusColour(status), String(status))} ${tenths(durationMs)} ms ${paint(2, requestId)}`
+  const { method, path, status, durationMs, requestId, client, userAgent } = entry
+  const who = `${shown(client)}${userAgent === undefined ? '' : ` "${shown(userAgent)}"`}`
+  if (!colour) return `${shown(method)} ${shown(path)} ${status} ${tenths(durationMs)} ms ${who} ${requestId}`
+  return `${shown(method)} ${shown(path)} ${paint(statusColour(status), String(status))} ${tenths(durationMs)} ms ${who} ${paint(2, requestId)}`
 }
 
 /** The pretty lines of `entries`, joined by newlines. */
@@ -159,10 +171,12 @@ function jsonLines(entries: readonly AccessEntry[], times: readonly number[]): s
  * The JSON access line, with the fields of an {@link AccessEntry} after `time` (when it was answered, Unix ms; now
  * if not given), `level` and `message`.
  */
-export function jsonAccess({ method, path, status, durationMs, requestId }: AccessEntry, time = Date.now()): string {
+export function jsonAccess(entry: AccessEntry, time = Date.now()): string {
+  const { method, path, status, durationMs, requestId, client, userAgent } = entry
   const duration = Math.round(durationMs * 1000) / 1000
   // JSON.stringify escapes the C0 controls; printableJson the rest a terminal would act on (DEL, C1, bidi).
-  return `{"time":"${new Date(time).toISOString()}","level":"info","message":"request","method":${printableJson(JSON.stringify(method))},"path":${printableJson(JSON.stringify(path))},"status":${status},"durationMs":${duration},"requestId":${JSON.stringify(requestId)}}`
+  const agent = userAgent === undefined ? '' : `,"userAgent":${printableJson(JSON.stringify(userAgent))}`
+  return `{"time":"${new Date(time).toISOString()}","level":"info","message":"request","method":${printableJson(JSON.stringify(method))},"path":${printableJson(JSON.stringify(path))},"status":${status},"durationMs":${duration},"requestId":${JSON.stringify(requestId)},"client":${printableJson(JSON.stringify(client))}${agent}}`
 }
 
 /** Whether stderr is a terminal that takes colours; asked lazily, since `process.stderr` costs start-up time. */

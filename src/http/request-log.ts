@@ -1,5 +1,6 @@
 import { Elysia } from 'elysia'
-import type { AccessEntry } from '../log.ts'
+import { type AccessEntry, MAX_USER_AGENT } from '../log.ts'
+import type { Clients } from './proxies.ts'
 import { isHealthCheck, requestTarget } from './request-target.ts'
 
 /** The header that carries a request's id, in both directions. */
@@ -48,6 +49,7 @@ type ErrorResponder = (context: {
   request: Request
   set: LoggedSet
   route?: string
+  server?: Server | null
 }) => Response
 
 /** What `mapResponse` reads of an answered request. */
@@ -55,7 +57,11 @@ interface AnsweredContext {
   request: Request
   responseValue: unknown
   set: LoggedSet
+  server: Server | null
 }
+
+/** The server a request came in on, as the log asks it for the client's address. */
+type Server = Parameters<Clients['sender']>[0]
 
 /**
  * Counts one answer for `--metrics` (src/metrics/http-metrics.ts): its method, the template of the route it matched
@@ -86,14 +92,24 @@ export interface RequestLog {
  * const log = requestLog(logger.access)
  * app.onError({ as: 'global' }, log.answering(problemResponder(…))).use(log.hooks)
  */
-export function requestLog(write: ((entry: AccessEntry) => void) | undefined, count?: AnswerCounter): RequestLog {
+export function requestLog(
+  write: ((entry: AccessEntry) => void) | undefined,
+  clients: Clients,
+  count?: AnswerCounter,
+): RequestLog {
   const hooks = new Elysia({ name: 'request-log' })
   if (!write && !count) return { hooks, answering: (responder) => responder }
   /**
    * Counts the answer (`--metrics`: by the template of its `route`), then, with a log, gives `response` (or, for an
    * answer Elysia builds from a value, `set`) its id and writes its line.
    */
-  const logged = (request: Request, route: string | undefined, response: unknown, set: LoggedSet) => {
+  const logged = (
+    request: Request,
+    server: Server | undefined,
+    route: string | undefined,
+    response: unknown,
+    set: LoggedSet,
+  ) => {
     const now = performance.now()
     const start = set.requestStart
     set.requestStart = LOGGED
@@ -109,7 +125,9 @@ export function requestLog(write: ((entry: AccessEntry) => void) | undefined, co
     const path = requestTarget(request.url)
     // A load balancer asks every few seconds: a check that passes is counted in the metrics, not logged.
     if (status < 400 && isHealthCheck(path)) return
-    write({ method: request.method, path, status, durationMs, requestId })
+    const userAgent = request.headers.get('user-agent')?.slice(0, MAX_USER_AGENT) ?? undefined
+    const client = clients.sender(server, request).address
+    write({ method: request.method, path, status, durationMs, requestId, client, userAgent })
   }
   // Every hook destructures its parameters: Elysia reads them to decide what each request must prepare. A function,
   // not an arrow: Elysia guesses from a hook's text whether it returns a promise, and the release build's minified
@@ -123,30 +141,30 @@ export function requestLog(write: ((entry: AccessEntry) => void) | undefined, co
   if (count)
     hooks.mapResponse(
       { as: 'global' },
-      ({ request, route, responseValue, set }: AnsweredContext & { route: string }) => {
+      ({ request, route, responseValue, set, server }: AnsweredContext & { route: string }) => {
         // An error's answer was counted (and logged) by the error handler.
-        if (set.requestStart !== LOGGED) logged(request, route, responseValue, set)
+        if (set.requestStart !== LOGGED) logged(request, server, route, responseValue, set)
       },
     )
   else
-    hooks.mapResponse({ as: 'global' }, ({ request, responseValue, set }: AnsweredContext) => {
+    hooks.mapResponse({ as: 'global' }, ({ request, responseValue, set, server }: AnsweredContext) => {
       // An error's answer was logged by the error handler.
-      if (set.requestStart !== LOGGED) logged(request, undefined, responseValue, set)
+      if (set.requestStart !== LOGGED) logged(request, server, undefined, responseValue, set)
     })
   return {
     hooks,
     requestId: write ? requestIdOf : undefined,
     answering: count
       ? (responder) =>
-          ({ code, error, request, set, route }) => {
+          ({ code, error, request, set, route, server }) => {
             const response = responder({ code, error, request, set })
-            logged(request, route, response, set)
+            logged(request, server, route, response, set)
             return response
           }
       : (responder) =>
-          ({ code, error, request, set }) => {
+          ({ code, error, request, set, server }) => {
             const response = responder({ code, error, request, set })
-            logged(request, undefined, response, set)
+            logged(request, server, undefined, response, set)
             return response
           },
   }

@@ -40,7 +40,10 @@ describe('the default pretty access log on a stop', () => {
       expect(lines).toHaveLength(REQUESTS)
       const logged = new Set(lines.map((line) => line.slice(line.lastIndexOf(' ') + 1)))
       for (const id of ids) expect(logged.has(id)).toBe(true)
-      for (const line of lines) expect(line).toMatch(/^GET \/api\/v1\/artists\?limit=2&offset=\d+ 200 \d+\.\d ms \S+$/)
+      for (const line of lines)
+        expect(line).toMatch(
+          /^GET \/api\/v1\/artists\?limit=2&offset=\d+ 200 \d+\.\d ms 127\.0\.0\.1 "Bun\/[^"]+" \S+$/,
+        )
     },
   )
 })

@@ -100,6 +100,8 @@ describe('logs', () => {
         path: '/api/v1/artists?limit=2',
         status: 200,
         requestId: sent[0]?.headers.get('x-request-id'),
+        client: '127.0.0.1',
+        userAgent: expect.stringMatching(/^Bun\//),
       }),
       expect.objectContaining({ method: 'GET', path: '/api/v1/artists/999', status: 404 }),
       expect.objectContaining({ method: 'POST', status: 401, requestId: 'from-the-client' }),
@@ -116,7 +118,8 @@ describe('logs', () => {
     running = []
     const stderr = await server.stderr()
     expect(stderr).toContain(`GET /api/v1/artists/1 404 `)
-    expect(stderr).toContain(` ms ${id}`)
+    // The client and its user agent, then the request id last.
+    expect(stderr).toMatch(new RegExp(` ms 127\\.0\\.0\\.1 "Bun/[^"]+" ${id}`))
     expect(stderr).not.toContain('\x1b[')
   })
 

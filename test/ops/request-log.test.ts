@@ -104,21 +104,40 @@ describe('the access log', () => {
     ['GET', '/healthz?from=uptime-check', undefined, {}, 200],
   ] as const)('%s %s → %d is logged with that status', async (method, path, body, headers, status) => {
     const { send } = loggedApp()
-    const { response, entry } = await send(path, { method, body, headers })
+    const { response, entry } = await send(path, { method, body, headers: { ...headers, 'user-agent': 'tests/1.0' } })
     expect(response.status).toBe(status)
     expect(entry).toMatchObject({ method, path, status, requestId: response.headers.get('x-request-id') as string })
+    // Calls without a socket are `in-process`; the user agent is the client's.
+    expect(entry).toMatchObject({ client: 'in-process', userAgent: 'tests/1.0' })
     expect(entry?.durationMs).toBeGreaterThanOrEqual(0)
   })
 
   test('pretty lines read left to right, colour only when asked', () => {
-    const entry = { method: 'GET', path: '/api/v1/artists', status: 200, durationMs: 1.234, requestId: 'abc' }
-    expect(prettyAccess(entry)).toBe('GET /api/v1/artists 200 1.2 ms abc')
+    const entry = {
+      method: 'GET',
+      path: '/api/v1/artists',
+      status: 200,
+      durationMs: 1.234,
+      requestId: 'abc',
+      client: '203.0.113.7',
+      userAgent: 'curl/8.5.0',
+    }
+    expect(prettyAccess(entry)).toBe('GET /api/v1/artists 200 1.2 ms 203.0.113.7 "curl/8.5.0" abc')
+    expect(prettyAccess({ ...entry, userAgent: undefined })).toBe('GET /api/v1/artists 200 1.2 ms 203.0.113.7 abc')
     expect(prettyAccess({ ...entry, status: 503 }, true)).toContain('\x1b[31m503\x1b[0m')
   })
 })
 
 describe('writing the access log', () => {
-  const entry = { method: 'GET', path: '/api/v1/artists/1', status: 200, durationMs: 0.25, requestId: 'id-1' }
+  const entry = {
+    method: 'GET',
+    path: '/api/v1/artists/1',
+    status: 200,
+    durationMs: 0.25,
+    requestId: 'id-1',
+    client: '::1',
+    userAgent: 'node',
+  }
   const written = () => {
     const spy = spyOn(console, 'error').mockImplementation(() => {})
     return { spy, text: () => spy.mock.calls.map((call) => `${call[0]}\n`).join('') }
@@ -168,6 +187,14 @@ describe('writing the access log', () => {
     } finally {
       spy.mockRestore()
     }
+  })
+
+  test('a user agent is kept to 256 characters, and is left out when none was sent', async () => {
+    const { send } = loggedApp()
+    const long = await send('/api/v1/artists', { headers: { 'user-agent': 'x'.repeat(10_000) } })
+    expect(long.entry?.userAgent).toBe('x'.repeat(256))
+    expect((await send('/api/v1/artists')).entry?.userAgent).toBeUndefined()
+    expect(JSON.parse(jsonAccess({ ...entry, userAgent: undefined }))).not.toHaveProperty('userAgent')
   })
 
   test('JSON lines are JSON objects with the fields of the entry', () => {
