@@ -114,9 +114,10 @@ export function createApp({
   const allowed = allowedMethods(() => app.routes)
   const http = metrics?.http
   // Four parameters passed on as they are: a rest parameter would build an array for every answer.
+  // The server is `app.server`, read when a request is logged: a hook that names `server` costs every request more.
   const log = requestLog(
     accessLog,
-    clients,
+    (request) => clients.sender(app.server, request).address,
     http && ((method, route, status, seconds) => http.record(method, route, status, seconds)),
   )
   // By default nothing runs before routing (an `onRequest` hook would cost every request more than the rest of a

@@ -1,6 +1,5 @@
 import { Elysia } from 'elysia'
 import { type AccessEntry, MAX_USER_AGENT } from '../log.ts'
-import type { Clients } from './proxies.ts'
 import { isHealthCheck, requestTarget } from './request-target.ts'
 
 /** The header that carries a request's id, in both directions. */
@@ -49,7 +48,6 @@ type ErrorResponder = (context: {
   request: Request
   set: LoggedSet
   route?: string
-  server?: Server | null
 }) => Response
 
 /** What `mapResponse` reads of an answered request. */
@@ -57,11 +55,7 @@ interface AnsweredContext {
   request: Request
   responseValue: unknown
   set: LoggedSet
-  server: Server | null
 }
-
-/** The server a request came in on, as the log asks it for the client's address. */
-type Server = Parameters<Clients['sender']>[0]
 
 /**
  * Counts one answer for `--metrics` (src/metrics/http-metrics.ts): its method, the template of the route it matched
@@ -94,7 +88,7 @@ export interface RequestLog {
  */
 export function requestLog(
   write: ((entry: AccessEntry) => void) | undefined,
-  clients: Clients,
+  clientOf: (request: Request) => string,
   count?: AnswerCounter,
 ): RequestLog {
   const hooks = new Elysia({ name: 'request-log' })
@@ -103,13 +97,7 @@ export function requestLog(
    * Counts the answer (`--metrics`: by the template of its `route`), then, with a log, gives `response` (or, for an
    * answer Elysia builds from a value, `set`) its id and writes its line.
    */
-  const logged = (
-    request: Request,
-    server: Server | undefined,
-    route: string | undefined,
-    response: unknown,
-    set: LoggedSet,
-  ) => {
+  const logged = (request: Request, route: string | undefined, response: unknown, set: LoggedSet) => {
     const now = performance.now()
     const start = set.requestStart
     set.requestStart = LOGGED
@@ -126,7 +114,7 @@ export function requestLog(
     // A load balancer asks every few seconds: a check that passes is counted in the metrics, not logged.
     if (status < 400 && isHealthCheck(path)) return
     const userAgent = request.headers.get('user-agent')?.slice(0, MAX_USER_AGENT) ?? undefined
-    const client = clients.sender(server, request).address
+    const client = clientOf(request)
     write({ method: request.method, path, status, durationMs, requestId, client, userAgent })
   }
   // Every hook destructures its parameters: Elysia reads them to decide what each request must prepare. A function,
@@ -141,30 +129,30 @@ export function requestLog(
   if (count)
     hooks.mapResponse(
       { as: 'global' },
-      ({ request, route, responseValue, set, server }: AnsweredContext & { route: string }) => {
+      ({ request, route, responseValue, set }: AnsweredContext & { route: string }) => {
         // An error's answer was counted (and logged) by the error handler.
-        if (set.requestStart !== LOGGED) logged(request, server, route, responseValue, set)
+        if (set.requestStart !== LOGGED) logged(request, route, responseValue, set)
       },
     )
   else
-    hooks.mapResponse({ as: 'global' }, ({ request, responseValue, set, server }: AnsweredContext) => {
+    hooks.mapResponse({ as: 'global' }, ({ request, responseValue, set }: AnsweredContext) => {
       // An error's answer was logged by the error handler.
-      if (set.requestStart !== LOGGED) logged(request, server, undefined, responseValue, set)
+      if (set.requestStart !== LOGGED) logged(request, undefined, responseValue, set)
     })
   return {
     hooks,
     requestId: write ? requestIdOf : undefined,
     answering: count
       ? (responder) =>
-          ({ code, error, request, set, route, server }) => {
+          ({ code, error, request, set, route }) => {
             const response = responder({ code, error, request, set })
-            logged(request, server, route, response, set)
+            logged(request, route, response, set)
             return response
           }
       : (responder) =>
-          ({ code, error, request, set, server }) => {
+          ({ code, error, request, set }) => {
             const response = responder({ code, error, request, set })
-            logged(request, server, undefined, response, set)
+            logged(request, undefined, response, set)
             return response
           },
   }

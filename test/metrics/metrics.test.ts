@@ -2,7 +2,6 @@ import { afterEach, describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { ACCOUNT_LIMITS } from '../../src/accounts/service.ts'
 import { createApp } from '../../src/app.ts'
-import { trustedClients } from '../../src/http/proxies.ts'
 import { requestLog } from '../../src/http/request-log.ts'
 import { Metrics } from '../../src/metrics/metrics.ts'
 import { answerScrape } from '../../src/metrics/serve-metrics.ts'
@@ -142,7 +141,7 @@ describe('metrics in-process', () => {
 
 describe('metrics off', () => {
   test('nothing is hooked: without a log and metrics, the request log adds no hook at all', () => {
-    const { hooks } = requestLog(undefined, trustedClients([]), undefined)
+    const { hooks } = requestLog(undefined, () => 'in-process', undefined)
     const events = hooks.event as Record<string, unknown[] | undefined>
     expect(Object.values(events).filter((list) => (list?.length ?? 0) > 0)).toEqual([])
   })
