@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia'
 import { accountRoutes } from './accounts/routes.ts'
 import { ACCOUNT_LIMITS, type AccountLimits, Accounts } from './accounts/service.ts'
-import { authGuard, serviceKeys } from './auth/guard.ts'
+import { authGuard, callerName, serviceKeys } from './auth/guard.ts'
 import type { PasswordHasher } from './auth/password.ts'
 import { userCredentials } from './auth/user-credentials.ts'
 import { albumRoutes } from './catalogue/albums.ts'
@@ -119,6 +119,10 @@ export function createApp({
     accessLog,
     (request) => clients.sender(app.server, request).address,
     http && ((method, route, status, seconds) => http.record(method, route, status, seconds)),
+    (request) => {
+      const caller = guard.callerOf(request)
+      return caller && callerName(caller)
+    },
   )
   // By default nothing runs before routing (an `onRequest` hook would cost every request more than the rest of a
   // read): what every answer needs runs in each route's first step (its parse step for a write, else its transform)

@@ -25,6 +25,8 @@ export interface AccessEntry {
   client: string
   /** Its `User-Agent`, cut at {@link MAX_USER_AGENT} characters; absent without one. */
   userAgent?: string
+  /** Who it was let through as, on a route that checks credentials (`service`, `user:12/token:34`); never a secret. */
+  caller?: string
 }
 
 /** The longest `User-Agent` a line keeps: a client sending kilobytes of it must not make every line that long. */
@@ -142,13 +144,15 @@ function tenths(ms: number): string {
 }
 
 /**
- * The pretty access line: `GET /api/v1/artists 200 1.2 ms 203.0.113.7 "curl/8.5.0" 0190…`, the request id last. The
+ * The pretty access line: `POST /api/v1/artists 201 1.2 ms 203.0.113.7 "curl/8.5.0" user:12/token:34 0190…`: the
+ * client, its user agent and (after a credential check) the caller, then the request id last. The
  * method, target and user agent are the client's: their control characters are shown escaped (Bun lets a CONNECT
  * target through as it was sent, bidi controls and all).
  */
 export function prettyAccess(entry: AccessEntry, colour = false): string {
-  const { method, path, status, durationMs, requestId, client, userAgent } = entry
-  const who = `${shown(client)}${userAgent === undefined ? '' : ` "${shown(userAgent)}"`}`
+  const { method, path, status, durationMs, requestId, client, userAgent, caller } = entry
+  const agent = userAgent === undefined ? '' : ` "${shown(userAgent)}"`
+  const who = `${shown(client)}${agent}${caller === undefined ? '' : ` ${caller}`}`
   if (!colour) return `${shown(method)} ${shown(path)} ${status} ${tenths(durationMs)} ms ${who} ${requestId}`
   return `${shown(method)} ${shown(path)} ${paint(statusColour(status), String(status))} ${tenths(durationMs)} ms ${who} ${paint(2, requestId)}`
 }
@@ -172,11 +176,12 @@ function jsonLines(entries: readonly AccessEntry[], times: readonly number[]): s
  * if not given), `level` and `message`.
  */
 export function jsonAccess(entry: AccessEntry, time = Date.now()): string {
-  const { method, path, status, durationMs, requestId, client, userAgent } = entry
+  const { method, path, status, durationMs, requestId, client, userAgent, caller } = entry
   const duration = Math.round(durationMs * 1000) / 1000
   // JSON.stringify escapes the C0 controls; printableJson the rest a terminal would act on (DEL, C1, bidi).
   const agent = userAgent === undefined ? '' : `,"userAgent":${printableJson(JSON.stringify(userAgent))}`
-  return `{"time":"${new Date(time).toISOString()}","level":"info","message":"request","method":${printableJson(JSON.stringify(method))},"path":${printableJson(JSON.stringify(path))},"status":${status},"durationMs":${duration},"requestId":${JSON.stringify(requestId)},"client":${printableJson(JSON.stringify(client))}${agent}}`
+  const who = caller === undefined ? '' : `,"caller":${JSON.stringify(caller)}`
+  return `{"time":"${new Date(time).toISOString()}","level":"info","message":"request","method":${printableJson(JSON.stringify(method))},"path":${printableJson(JSON.stringify(path))},"status":${status},"durationMs":${duration},"requestId":${JSON.stringify(requestId)},"client":${printableJson(JSON.stringify(client))}${agent}${who}}`
 }
 
 /** Whether stderr is a terminal that takes colours; asked lazily, since `process.stderr` costs start-up time. */

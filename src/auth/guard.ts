@@ -190,7 +190,7 @@ export function authGuard(checks: readonly CredentialCheck[], brake?: Credential
   // Each option gives its routes a parse step that checks the credentials before it reads a byte of the body, then
   // reads the JSON body (on every route that takes one: all but GET and HEAD); a transform hook that checks them on
   // the others, before the parameters are validated; and, for `auth` and `user`, the handler's `caller`.
-  return new Elysia().macro({
+  const plugin = new Elysia().macro({
     auth: {
       introspect: ownParseRefused('auth'),
       parse: jsonBody({ first: anyCaller }),
@@ -209,4 +209,14 @@ export function authGuard(checks: readonly CredentialCheck[], brake?: Credential
       transform: checking(serviceCaller),
     },
   })
+  /** The caller a request was let through as, for the access log; undefined for one that checked no credential. */
+  const callerOf = (request: Request): Caller | undefined => callers.get(request)
+  return Object.assign(plugin, { callerOf })
 }
+
+/**
+ * A caller as the access log names it, never with a secret: `service`, or the user and the credential it came with
+ * (`user:12/token:34`, `user:12/key:5`).
+ */
+export const callerName = (caller: Caller): string =>
+  caller.kind === 'service' ? 'service' : `user:${caller.userId}/${caller.via}:${caller.credentialId}`

@@ -90,6 +90,7 @@ export function requestLog(
   write: ((entry: AccessEntry) => void) | undefined,
   clientOf: (request: Request) => string,
   count?: AnswerCounter,
+  callerOf: (request: Request) => string | undefined = () => undefined,
 ): RequestLog {
   const hooks = new Elysia({ name: 'request-log' })
   if (!write && !count) return { hooks, answering: (responder) => responder }
@@ -115,7 +116,8 @@ export function requestLog(
     if (status < 400 && isHealthCheck(path)) return
     const userAgent = request.headers.get('user-agent')?.slice(0, MAX_USER_AGENT) ?? undefined
     const client = clientOf(request)
-    write({ method: request.method, path, status, durationMs, requestId, client, userAgent })
+    const caller = callerOf(request)
+    write({ method: request.method, path, status, durationMs, requestId, client, userAgent, caller })
   }
   // Every hook destructures its parameters: Elysia reads them to decide what each request must prepare. A function,
   // not an arrow: Elysia guesses from a hook's text whether it returns a promise, and the release build's minified

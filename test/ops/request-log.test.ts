@@ -4,6 +4,7 @@ import { SECURITY_HEADERS } from '../../src/http/security-headers.ts'
 import { type AccessEntry, createLogger, flushLog, jsonAccess, prettyAccess, printErrorLine } from '../../src/log.ts'
 import { openMemoryStore } from '../../src/store/document/memory.ts'
 import { SERVICE_KEY } from '../helpers.ts'
+import { cheapPasswords } from '../support/passwords.ts'
 
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 
@@ -189,12 +190,51 @@ describe('writing the access log', () => {
     }
   })
 
+  test('a request let through by its credentials names its caller, never a secret; others name none', async () => {
+    const entries: AccessEntry[] = []
+    const app = createApp({
+      store: openMemoryStore(),
+      apiKeys: [SERVICE_KEY],
+      accessLog: (entry) => entries.push(entry),
+      report: () => {},
+      passwords: cheapPasswords,
+    })
+    const send = async (path: string, body?: unknown, headers: Record<string, string> = {}) => {
+      const init = { method: body === undefined ? 'GET' : 'POST', headers: { ...json, ...headers } }
+      const response = await app.handle(
+        new Request(`http://localhost${path}`, body === undefined ? init : { ...init, body: JSON.stringify(body) }),
+      )
+      const answer = await response.json().catch(() => undefined)
+      for (let i = 0; i < 100 && entries.length === 0; i++) await Bun.sleep(1)
+      return { answer, entry: entries.shift() }
+    }
+    const ana = { name: 'Ana', email: 'ana@rock-legends.com', password: 'long enough' }
+    expect((await send('/api/v1/artists', { name: 'Moris' }, { 'x-api-key': SERVICE_KEY })).entry).toMatchObject({
+      status: 201,
+      caller: 'service',
+    })
+    expect((await send('/api/v1/user/signup', ana)).entry?.caller).toBeUndefined()
+    const { answer } = await send('/api/v1/user/login', { email: ana.email, password: ana.password })
+    const { token, user } = answer as { token: string; user: { id: number } }
+    const me = await send('/api/v1/user/me', undefined, { authorization: `Bearer ${token}` })
+    expect(me.entry?.caller).toMatch(new RegExp(`^user:${user.id}/token:\\d+$`))
+    const wrong = await send('/api/v1/user/me', undefined, { authorization: 'Bearer rl_tok_wrong' })
+    expect(wrong.entry).toMatchObject({ status: 401 })
+    expect(wrong.entry?.caller).toBeUndefined()
+    for (const entry of [me.entry, wrong.entry]) expect(JSON.stringify(entry)).not.toContain('rl_tok_')
+  })
+
   test('a user agent is kept to 256 characters, and is left out when none was sent', async () => {
     const { send } = loggedApp()
     const long = await send('/api/v1/artists', { headers: { 'user-agent': 'x'.repeat(10_000) } })
     expect(long.entry?.userAgent).toBe('x'.repeat(256))
     expect((await send('/api/v1/artists')).entry?.userAgent).toBeUndefined()
     expect(JSON.parse(jsonAccess({ ...entry, userAgent: undefined }))).not.toHaveProperty('userAgent')
+    expect(JSON.parse(jsonAccess({ ...entry, caller: 'user:3/key:7' }))).toMatchObject({ caller: 'user:3/key:7' })
+    expect(JSON.parse(jsonAccess(entry))).not.toHaveProperty('caller')
+    expect(prettyAccess({ ...entry, caller: 'service' })).toBe(
+      'GET /api/v1/artists/1 200 0.3 ms ::1 "node" service id-1',
+    )
   })
 
   test('JSON lines are JSON objects with the fields of the entry', () => {
