@@ -113,11 +113,11 @@ export function createApp({
   const app = new Elysia({ normalize: false })
   const allowed = allowedMethods(() => app.routes)
   const http = metrics?.http
-  // Four parameters passed on as they are: a rest parameter would build an array for every answer.
-  // The server is `app.server`, read when a request is logged: a hook that names `server` costs every request more.
   const log = requestLog(
     accessLog,
+    // `app.server`, read when a line is written: a log hook that named `server` would cost every request more.
     (request) => clients.sender(app.server, request).address,
+    // Four parameters passed on as they are: a rest parameter would build an array for every answer.
     http && ((method, route, status, seconds) => http.record(method, route, status, seconds)),
     (request) => {
       const caller = guard.callerOf(request)

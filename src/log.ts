@@ -145,9 +145,9 @@ function tenths(ms: number): string {
 
 /**
  * The pretty access line: `POST /api/v1/artists 201 1.2 ms 203.0.113.7 "curl/8.5.0" user:12/token:34 0190…`: the
- * client, its user agent and (after a credential check) the caller, then the request id last. The
- * method, target and user agent are the client's: their control characters are shown escaped (Bun lets a CONNECT
- * target through as it was sent, bidi controls and all).
+ * client, its user agent and (after a credential check) the caller, then the request id last. The method, target
+ * and user agent are the client's: their control characters are shown escaped (Bun lets a CONNECT target through as
+ * it was sent, bidi controls and all).
  */
 export function prettyAccess(entry: AccessEntry, colour = false): string {
   const { method, path, status, durationMs, requestId, client, userAgent, caller } = entry
