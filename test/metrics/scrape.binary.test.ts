@@ -1,6 +1,6 @@
 import { afterEach, beforeAll, describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
-import { ensureBinary, type RunningBinary, removeDir, startBinary, tempDir } from '../support/binary.ts'
+import { ensureBinary, freePort, type RunningBinary, removeDir, startBinary, tempDir } from '../support/binary.ts'
 import { type ParsedFamily, parsePrometheusText, skipWithoutPrometheusParser } from './prometheus-parser.ts'
 
 // The compiled executable with --metrics: scraped over HTTP on its own port, and the text read by the official
@@ -16,14 +16,6 @@ afterEach(async () => {
   await Promise.all(running.splice(0).map((server) => server.stop('SIGKILL')))
   for (const dir of dirs.splice(0)) removeDir(dir)
 })
-
-/** A port free right now on loopback (the metrics listener's port is chosen by the test). */
-function freePort(): number {
-  const probe = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() })
-  const port = probe.port as number
-  probe.stop(true)
-  return port
-}
 
 async function start(metrics: string, extra: (dir: string) => string[] = () => []) {
   const dir = tempDir()

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { ensureBinary, type RunningBinary, removeDir, startBinary, tempDir } from '../support/binary.ts'
+import { ensureBinary, freePort, type RunningBinary, removeDir, startBinary, tempDir } from '../support/binary.ts'
 
 // The proxy configurations of docs/operations.md, as written there, loaded by the real programs from Debian (nginx,
 // HAProxy, Caddy) with only the certificate paths and ports replaced; then nginx with TLS and HAProxy in front of the
@@ -25,13 +25,6 @@ const DOCS = readFileSync(join(import.meta.dir, '../../docs/operations.md'), 'ut
 /** The fenced blocks of docs/operations.md written in `language`, in order. */
 const blocks = (language: string) =>
   [...DOCS.matchAll(new RegExp(`^\`\`\`${language}\\n([\\s\\S]*?)^\`\`\`$`, 'gm'))].map((match) => match[1] as string)
-
-const freePort = () => {
-  const listener = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
-  const { port } = listener
-  listener.stop(true)
-  return port
-}
 
 const run = (command: string[], env: Record<string, string> = {}) => {
   const result = Bun.spawnSync(command, { env: { ...process.env, ...env }, stderr: 'pipe', stdout: 'pipe' })

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import pkg from '../../package.json' with { type: 'json' }
-import { ensureBinary, removeDir, tempDir } from '../support/binary.ts'
+import { ensureBinary, freePort, removeDir, tempDir } from '../support/binary.ts'
 import { postgresAvailable, skipWithoutPostgres, testPostgres } from '../support/postgres.ts'
 import { type Block, documentationPages, readPage, type WalkthroughPage, walkthroughPage } from './markdown.ts'
 
@@ -85,14 +85,6 @@ const sessions: Session[] = [...pages.values()].filter(runsBlocks).map((page) =>
     blocks: pagesRun.flatMap((run) => run.blocks).filter((block) => block.marker !== 'illustrative'),
   }
 })
-
-/** A free loopback TCP port, as the kernel hands it out. */
-function freePort(): number {
-  const listener = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
-  const { port } = listener
-  listener.stop(true)
-  return port
-}
 
 const where = (block: Block) => `${block.page}:${block.line}`
 const begin = (block: Block) => `@@ walkthrough: ${where(block)} @@`

@@ -7,6 +7,14 @@ import pkg from '../../package.json' with { type: 'json' }
 
 const ROOT = resolve(import.meta.dir, '../..')
 /** The uid and gid of `nobody`, which the tests that need another user run the executable as. */
+/** A TCP port free on loopback right now, as the kernel hands it out. */
+export function freePort(): number {
+  const listener = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
+  const { port } = listener
+  listener.stop(true)
+  return port
+}
+
 export const NOBODY = 65534
 /** A `wrapper` that runs the executable as `nobody` (see {@link StartOptions}). */
 export const AS_NOBODY = ['setpriv', `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups']

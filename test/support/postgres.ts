@@ -17,6 +17,7 @@ import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync,
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { SQL, spawnSync } from 'bun'
+import { freePort } from './binary.ts'
 
 /** The role the tests connect as: the cluster's superuser, trusted on the socket and on loopback. */
 const ROLE = 'rl'
@@ -196,14 +197,6 @@ function run(bin: string, program: string, args: string[], check = true) {
   if (check && result.exitCode !== 0)
     throw new Error(`${program} failed (${result.exitCode}): ${result.stderr.toString()}${result.stdout.toString()}`)
   return result
-}
-
-/** A free loopback TCP port, as the kernel hands it out. */
-function freePort(): number {
-  const server = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
-  const { port } = server
-  server.stop(true)
-  return port
 }
 
 /** The server of the run, when test/support/run.ts started one, else undefined. */
