@@ -1,6 +1,7 @@
 import { toOpenAPISchema } from '@elysiajs/openapi'
 import type { AnyElysia, InternalRoute } from 'elysia'
 import pkg from '../../package.json' with { type: 'json' }
+import { isPlainHost } from '../http/request-target.ts'
 import { namedSchemas, referToComponents } from './components.ts'
 import { documentConditional } from './conditional.ts'
 import { introduction, tags } from './introduction.ts'
@@ -152,23 +153,16 @@ export function withServer(document: OpenApiDocument): (origin: string) => Blob 
   return (origin) => new Blob([before, JSON.stringify(origin), after])
 }
 
-// A host name (letters, digits, hyphens, dots, and underscores, which container names have), an IPv4 address or a
-// bracketed IPv6 address, and an optional port: all that the origin in `servers` may hold. The URL parser has
-// lower-cased the host and dropped a default port.
-const HOST =
-  /^(?:[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)*|\[[0-9a-f:.]{2,45}\])(?::[0-9]{1,5})?$/
-const MAX_HOST = 260
-
 /**
  * The origin a request reached, for the document's `servers`: from the request's URL as the server sees it, whose
- * host is the request's `Host` header. Forwarded headers (`X-Forwarded-Host`, `Forwarded`) are never read: any
- * client may send them. A host that is not a plain name or address, however it got past the HTTP parser, gives the
- * relative `/` instead, so nothing but a well-formed origin ever enters the document.
+ * host is the request's `Host` header, or the scheme and host a proxy listed in `--trust-proxy` forwarded (see
+ * docs/openapi.ts). A host that is not a plain name or address (`isPlainHost`), however it got past the HTTP parser,
+ * gives the relative `/` instead, so nothing but a well-formed origin ever enters the document.
  */
 export function originOf(url: string): string {
   try {
     const { protocol, host } = new URL(url)
-    const plain = (protocol === 'http:' || protocol === 'https:') && host.length <= MAX_HOST && HOST.test(host)
+    const plain = (protocol === 'http:' || protocol === 'https:') && isPlainHost(host)
     return plain ? `${protocol}//${host}` : '/'
   } catch {
     return '/'

@@ -1,5 +1,6 @@
 import type { Server } from 'bun'
 import { addressGroups, clientKey } from './client-key.ts'
+import { isPlainHost } from './request-target.ts'
 
 /** A range of addresses: the first `bits` of `groups` (IPv4 as IPv4-mapped IPv6, so /24 is /120). */
 interface Range {
@@ -85,10 +86,7 @@ const scheme = (value: string | undefined) => {
   return word === 'http' || word === 'https' ? word : undefined
 }
 
-// A host as `Host` may hold it: a name or IPv4 address, or a bracketed IPv6 address, and an optional port.
-const HOST =
-  /^(?:[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)*|\[[0-9a-f:.]+\])(?::\d{1,5})?$/i
-const host = (value: string | undefined) => (value && value.length <= 255 && HOST.test(value) ? value : undefined)
+const host = (value: string | undefined) => (value && isPlainHost(value) ? value : undefined)
 
 /**
  * Who sent a request that `peer`, a trusted proxy, passed on: the right-most address of `X-Forwarded-For` that is not

@@ -39,6 +39,15 @@ export function collapsedTarget(url: string): string | undefined {
   return path.replace(/\/{2,}/g, '/') + target.slice(path.length)
 }
 
+// A host name (letters, digits, hyphens, dots, and underscores, which container names have), an IPv4 address or a
+// bracketed IPv6 address, and an optional port.
+const HOST =
+  /^(?:[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)*|\[[0-9a-f:.]{2,45}\])(?::[0-9]{1,5})?$/i
+const MAX_HOST = 260
+
+/** Whether `host` is a plain name or address with an optional port: all an origin this server names may hold. */
+export const isPlainHost = (host: string) => host.length <= MAX_HOST && HOST.test(host)
+
 /**
  * The paths of the health checks: they answer HTTP/1.0 requests without `Host` (see {@link targetProblem}), and the
  * access log leaves out those that pass.
