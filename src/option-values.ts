@@ -21,6 +21,11 @@ export interface ValueKind<T> {
    * throws {@link UsageError}.
    */
   parse(text: string, source: string): T
+  /**
+   * Reads the environment variable's text (and a default, written as the variable would be) where that differs from
+   * a flag's: one flag per item, but one variable for all of them.
+   */
+  readonly fromVariable?: (text: string, source: string) => T
   /** The value of the flag given bare (`--read-only`); a flag without it needs a value. */
   readonly bare?: T
   /** Whether the flag takes its value only as `--flag=VALUE` or as a following word that is no flag (`--seed`). */
@@ -127,10 +132,10 @@ export const secrets = kind<readonly string[]>({
   type: 'readonly string[]',
   form: 'each',
   parse(value, source) {
-    const keys = source.startsWith('--') ? [value] : items(value)
-    if (keys.some((key) => key.trim() === '')) throw new UsageError(`${source} must not be empty`)
-    return keys
+    if (value.trim() === '') throw new UsageError(`${source} must not be empty`)
+    return [value]
   },
+  fromVariable: items,
 })
 
 /** A variable's on/off: `true` or `1` for on; `false`, `0` or empty for off. */

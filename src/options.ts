@@ -466,8 +466,9 @@ export type Config = Required<Pick<ServerOptions, Defaulted>> & Omit<ServerOptio
 export function defaultOf<K extends OptionKey>(key: K, embedded = false): ValueOf<K> | undefined {
   const option: OptionDeclaration = OPTIONS[key]
   const typed = (embedded ? option.embedded : undefined) ?? option.default
-  // The declaration of `key` reads values of type ValueOf<K>: its kind is typed so in the table.
-  return typed === undefined ? undefined : (option.kind.parse(typed, `the default of ${key}`) as ValueOf<K>)
+  // Read as its variable would be; the declaration of `key` reads values of type ValueOf<K>, as the table types it.
+  const read = option.kind.fromVariable ?? option.kind.parse
+  return typed === undefined ? undefined : (read(typed, `the default of ${key}`) as ValueOf<K>)
 }
 
 /** The defaults of an embedded server (`startServer`, `createApp`): the command line's, but where `embedded` says. */

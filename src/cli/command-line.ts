@@ -111,7 +111,8 @@ export function readCommandLine(
   const envValue = <K extends OptionKey>(key: K): ValueOf<K> | undefined => {
     const option: OptionDeclaration = OPTIONS[key]
     const text = variable(option)
-    return text === undefined ? undefined : (option.kind.parse(text, option.env as string) as ValueOf<K>)
+    const read = option.kind.fromVariable ?? option.kind.parse
+    return text === undefined ? undefined : (read(text, option.env as string) as ValueOf<K>)
   }
   const declared = (key: OptionKey): OptionDeclaration => OPTIONS[key]
   const fromEnv = (key: OptionKey) => declared(key).commands[command] === 'env'
