@@ -1,6 +1,7 @@
 // The standalone bundle is not among the package's exports, so it is imported by path; `bun install` puts it there.
 import bundle from '../../node_modules/@scalar/api-reference/dist/browser/standalone.js' with { type: 'file' }
 import scalar from '../../node_modules/@scalar/api-reference/package.json' with { type: 'json' }
+import type { EmbeddedAsset } from '../http/embedded-assets.ts'
 
 /** The version of Scalar API Reference embedded, in its assets' names so that browsers may cache them for good. */
 export const SCALAR_VERSION = scalar.version
@@ -78,14 +79,15 @@ export const docsPage = () =>
  * The page's assets by file name, served from the executable itself. A Map, not an object: a name from the URL such
  * as `constructor` or `__proto__` must find nothing, not a property every object inherits.
  */
-export const docsAssets: ReadonlyMap<string, () => Response> = new Map([
+export const docsAssets: ReadonlyMap<string, EmbeddedAsset> = new Map([
   // The bundle's name carries its version, so a new version is a new URL and this one may be cached for good.
   [
     BUNDLE,
-    () =>
-      new Response(Bun.file(bundle), {
-        headers: { 'content-type': JAVASCRIPT, 'cache-control': 'public, max-age=31536000, immutable' },
-      }),
+    {
+      name: BUNDLE,
+      source: { path: bundle },
+      headers: { 'content-type': JAVASCRIPT, 'cache-control': 'public, max-age=31536000, immutable' },
+    },
   ],
-  [INIT, () => new Response(init, { headers: { 'content-type': JAVASCRIPT, 'cache-control': 'no-cache' } })],
+  [INIT, { name: INIT, source: { text: init }, headers: { 'content-type': JAVASCRIPT, 'cache-control': 'no-cache' } }],
 ])

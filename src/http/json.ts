@@ -24,7 +24,7 @@ export const jsonResponse = (body: string | Uint8Array) => new Response(body, { 
 
 /**
  * A 200 answer carrying JSON already serialised, with its entity tag: caches may keep it and ask again with
- * `If-None-Match` (src/http/conditional.ts).
+ * `If-None-Match` (src/http/conditional.ts); `more` are further headers (a compressed page's).
  */
-export const taggedResponse = (body: string | Uint8Array, etag: string) =>
-  new Response(body, { headers: { ...JSON_HEADERS, etag, 'cache-control': CACHE_CONTROL } })
+export const taggedResponse = (body: string | Uint8Array, etag: string, more?: Record<string, string>) =>
+  new Response(body, { headers: { ...JSON_HEADERS, etag, 'cache-control': CACHE_CONTROL, ...more } })

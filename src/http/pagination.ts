@@ -2,6 +2,15 @@ import { Type } from '@sinclair/typebox'
 import { type TSchema, t } from 'elysia'
 import { ByteCache, CACHE_BUDGET_BYTES, estimateBytes } from '../cache/byte-cache.ts'
 import type { Slice } from '../store/store.ts'
+import {
+  type Coding,
+  compress,
+  encodedHeaders,
+  MIN_COMPRESSED_BYTES,
+  negotiate,
+  PER_REQUEST,
+  VARY,
+} from './compression.ts'
 import { answerRead, weakTag } from './conditional.ts'
 import { IntegerParam } from './integer-param.ts'
 import { recordJson, taggedResponse } from './json.ts'
@@ -86,8 +95,12 @@ const sameItems = (a: readonly object[], b: readonly object[]) =>
 interface CachedPage {
   items: readonly object[]
   total: number
-  body: Uint8Array
+  body: Uint8Array<ArrayBuffer>
   etag: string
+  /** The body compressed, in each coding a client asked for so far: made once per page and coding. */
+  compressed: Partial<Record<Coding, Uint8Array>>
+  /** What the cache counts the page at, its compressed forms included. */
+  bytes: number
 }
 
 /**
@@ -96,12 +109,13 @@ interface CachedPage {
  * the encoded bytes of the pages it served: records are replaced, never edited in place, so a page whose items are
  * the same objects and whose total is unchanged has the same bytes, and answering it again costs no serialising or
  * encoding at all. Each page carries a weak `ETag` made from its bytes when they are encoded; given the `request`,
- * an `If-None-Match` naming it is answered 304 (src/http/conditional.ts).
+ * an `If-None-Match` naming it is answered 304 (src/http/conditional.ts), and a page of 1 KiB or more goes in the
+ * coding the client accepts (src/http/compression.ts), compressed once per page and coding and kept with it.
  *
  * What it keeps is bounded by bytes, not pages (a {@link ByteCache} of `budget`, 16 MiB by default, the pages used
  * longest ago going first): each page counts its encoded bytes, its records' serialised text (which `recordJson`
- * keeps while the records live, at two bytes a character) and the records themselves, all of which the cached page
- * keeps alive. A page larger than an eighth of the budget is answered but not kept. `cache.bytes` says what is held.
+ * keeps while the records live, at two bytes a character), the records themselves, all of which the cached page
+ * keeps alive, and its compressed forms. A page larger than an eighth of the budget is answered but not kept. `cache.bytes` says what is held.
  *
  * @example
  * const paginate = paginator()
@@ -122,16 +136,28 @@ export function paginator(budget = CACHE_BUDGET_BYTES) {
     if (!cached || cached.total !== slice.total || !sameItems(cached.items, slice.items)) {
       const text = pageText(path, page, slice, kept)
       const body = encoder.encode(text)
-      cached = { items: slice.items, total: slice.total, body, etag: weakTag(body) }
-      pages.set(
-        key,
-        cached,
-        // The page's text stands for its records' texts, which it is made of.
-        body.byteLength + text.length * 2 + estimateBytes(slice.items) + cached.etag.length * 2,
-      )
+      const etag = weakTag(body)
+      // The page's text stands for its records' texts, which it is made of.
+      const bytes = body.byteLength + text.length * 2 + estimateBytes(slice.items) + etag.length * 2
+      cached = { items: slice.items, total: slice.total, body, etag, compressed: {}, bytes }
+      pages.set(key, cached, bytes)
     }
-    const { body, etag } = cached
-    return request ? answerRead(request, etag, () => taggedResponse(body, etag)) : taggedResponse(body, etag)
+    const served = cached
+    if (!request) return taggedResponse(served.body, served.etag)
+    return answerRead(request, served.etag, () => {
+      if (served.body.byteLength < MIN_COMPRESSED_BYTES) return taggedResponse(served.body, served.etag)
+      const coding = negotiate(request.headers.get('accept-encoding'), PER_REQUEST)
+      if (!coding) return taggedResponse(served.body, served.etag, VARY)
+      let compressed = served.compressed[coding]
+      if (!compressed) {
+        compressed = compress(served.body, coding)
+        served.compressed[coding] = compressed
+        served.bytes += compressed.byteLength
+        pages.set(key, served, served.bytes)
+      }
+      // The same weak tag for every coding: the representations are equivalent, and a weak tag says no more.
+      return taggedResponse(compressed, served.etag, encodedHeaders(coding))
+    })
   }
   // The cache itself, for tests and the bench to read its `bytes`.
   return Object.assign(paginate, { cache: pages as Pick<ByteCache<CachedPage>, 'bytes' | 'size' | 'budget'> })

@@ -1,26 +1,31 @@
+import type { EmbeddedAsset } from '../http/embedded-assets.ts'
 import favicon from './favicon.svg' with { type: 'text' }
 import live from './live.js' with { type: 'text' }
 import css from './pages.css' with { type: 'text' }
 import script from './pages.js' with { type: 'text' }
 
 /** A file the pages use, served from the executable itself. */
-interface Asset {
+interface PageAsset extends EmbeddedAsset {
   /** Where the pages link to it: the name carries a hash of the content, so it may be cached for good. */
   path: string
-  body: string
-  type: string
 }
 
 const IMMUTABLE = 'public, max-age=31536000, immutable'
 
-function asset(name: string, extension: string, body: string, type: string): Asset {
-  return { path: `/assets/${name}-${Bun.hash(body).toString(36)}.${extension}`, body, type }
+function asset(name: string, extension: string, text: string, type: string): PageAsset {
+  const file = `${name}-${Bun.hash(text).toString(36)}.${extension}`
+  return {
+    path: `/assets/${file}`,
+    name: file,
+    source: { text },
+    headers: { 'content-type': type, 'cache-control': IMMUTABLE },
+  }
 }
 
-let assets: { css: Asset; script: Asset; live: Asset } | undefined
+let assets: { css: PageAsset; script: PageAsset; live: PageAsset } | undefined
 
 /** The stylesheet and the scripts of the pages, named after their content (hashed on first use). */
-export function pageAssets(): { css: Asset; script: Asset; live: Asset } {
+export function pageAssets(): { css: PageAsset; script: PageAsset; live: PageAsset } {
   assets ??= {
     css: asset('pages', 'css', css, 'text/css; charset=utf-8'),
     script: asset('pages', 'js', script, 'text/javascript; charset=utf-8'),
@@ -29,12 +34,9 @@ export function pageAssets(): { css: Asset; script: Asset; live: Asset } {
   return assets
 }
 
-/** The answer for an asset's file name (`pages-1x2y3z.css`), or `undefined` when no asset has that name. */
-export function assetResponse(file: string): Response | undefined {
-  const found = Object.values(pageAssets()).find(({ path }) => path === `/assets/${file}`)
-  if (!found) return undefined
-  return new Response(found.body, { headers: { 'content-type': found.type, 'cache-control': IMMUTABLE } })
-}
+/** The asset of a file name (`pages-1x2y3z.css`), or `undefined` when no asset has that name. */
+export const pageAsset = (file: string): EmbeddedAsset | undefined =>
+  Object.values(pageAssets()).find(({ name }) => name === file)
 
 /** The site's icon, an SVG; browsers ask for it at `/favicon.ico` unless a page says otherwise. */
 export const faviconResponse = () =>

@@ -1,10 +1,12 @@
 import { Elysia, t } from 'elysia'
 import type { Catalogue } from '../catalogue/service.ts'
+import { compressAnswer } from '../http/compression.ts'
+import { assetResponse } from '../http/embedded-assets.ts'
 import { SECURITY_HEADERS } from '../http/security-headers.ts'
 import { NotFoundError } from '../model/errors.ts'
 import { loginPage, signupPage } from './account-pages.ts'
 import { artistPage } from './artist-page.ts'
-import { assetResponse, FAVICON, faviconResponse } from './assets.ts'
+import { FAVICON, faviconResponse, pageAsset } from './assets.ts'
 import { cataloguePage } from './catalogue-page.ts'
 import { API_INDEX } from './entry-points.ts'
 import { problemRoutes } from './problem-routes.ts'
@@ -43,10 +45,10 @@ export function webRoutes({ catalogue, ui, signup, latestYear }: WebOptions) {
     .get('/favicon.ico', faviconResponse, hidden)
     .get(
       '/assets/:file',
-      ({ params: { file } }) => {
-        const asset = assetResponse(file)
+      ({ params: { file }, request }) => {
+        const asset = pageAsset(file)
         if (!asset) throw new NotFoundError(`There is no asset ${file}.`)
-        return asset
+        return assetResponse(request, asset)
       },
       { params: t.Object({ file: t.String() }), ...hidden },
     )
@@ -56,13 +58,19 @@ export function webRoutes({ catalogue, ui, signup, latestYear }: WebOptions) {
       () => new Response(indexJson, { headers: { 'content-type': 'application/json', ...SECURITY_HEADERS } }),
       hidden,
     )
+  // The pages are made without the request's headers, so each is compressed once made (src/http/compression.ts).
   return common
-    .get('/', async ({ query, request }) => cataloguePage(catalogue, query, hereOf(request)), hidden)
+    .get(
+      '/',
+      async ({ query, request }) => compressAnswer(request, await cataloguePage(catalogue, query, hereOf(request))),
+      hidden,
+    )
     .get(
       '/artists/:artistId',
-      ({ params: { artistId }, query, request }) => artistPage(catalogue, artistId, query, hereOf(request), latestYear),
+      async ({ params: { artistId }, query, request }) =>
+        compressAnswer(request, await artistPage(catalogue, artistId, query, hereOf(request), latestYear)),
       { params: t.Object({ artistId: t.String() }), ...hidden },
     )
-    .get('/login', ({ query, request }) => loginPage(query, hereOf(request)), hidden)
-    .get('/signup', ({ query, request }) => signupPage(query, hereOf(request), signup), hidden)
+    .get('/login', ({ query, request }) => compressAnswer(request, loginPage(query, hereOf(request))), hidden)
+    .get('/signup', ({ query, request }) => compressAnswer(request, signupPage(query, hereOf(request), signup)), hidden)
 }

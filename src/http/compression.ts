@@ -1,0 +1,138 @@
+/**
+ * Compressed answers (RFC 9110, 8.4 and 12.5.3): a client that names `zstd`, `br` or `gzip` in `Accept-Encoding`
+ * gets large answers in one of them, with `Vary: Accept-Encoding` so that caches keep one copy per coding. Answers
+ * made per request (list pages, pages, the OpenAPI document) are compressed at quick levels when they are made; the
+ * files embedded in the executable were compressed once, at the best levels, when it was built
+ * (src/http/embedded-assets.ts).
+ */
+import zlib from 'node:zlib'
+
+/** A content coding this server answers in. */
+export type Coding = 'zstd' | 'br' | 'gzip'
+
+/**
+ * Answers smaller than this are sent as they are: they fit in a packet or two either way, so compressing them costs
+ * the server and the client more time than the bytes it saves (one artist is about 500 bytes).
+ */
+export const MIN_COMPRESSED_BYTES = 1024
+
+/**
+ * What answers made per request are offered in, best first when a client accepts several equally: zstd compresses
+ * about as well as brotli's quick levels in a fraction of the time, gzip is what every client has.
+ */
+export const PER_REQUEST: readonly Coding[] = ['zstd', 'br', 'gzip']
+
+/** At most this many members of `Accept-Encoding` are read: browsers send four or five. */
+const MAX_MEMBERS = 16
+
+// A weight (RFC 9110, 12.4.2): 0 to 1, with three decimals at most.
+const WEIGHT = /^(?:0(?:\.\d{0,3})?|1(?:\.0{0,3})?)$/
+
+/**
+ * The coding of `offered` that the `Accept-Encoding` value `header` (null when absent) prefers: the highest weight,
+ * ties going to the earlier in `offered`; `*` weighs every coding the header does not name, and a member whose
+ * weight is malformed counts for nothing. `undefined` when the header is absent or accepts none of them: then the
+ * answer goes as it is (identity is always acceptable here, as the RFC allows unless the client refuses it too,
+ * which no client does in practice).
+ */
+export function negotiate(header: string | null, offered: readonly Coding[]): Coding | undefined {
+  if (header === null || header === '') return undefined
+  const weights = new Map<string, number>()
+  for (const member of header.split(',', MAX_MEMBERS)) {
+    const [name = '', ...parameters] = member.split(';', 4)
+    const coding = name.trim().toLowerCase()
+    if (coding === '' || weights.has(coding)) continue
+    let weight = 1
+    for (const parameter of parameters) {
+      const equals = parameter.indexOf('=')
+      if (equals < 0 || parameter.slice(0, equals).trim().toLowerCase() !== 'q') continue
+      const value = parameter.slice(equals + 1).trim()
+      weight = WEIGHT.test(value) ? Number(value) : 0
+    }
+    weights.set(coding, weight)
+  }
+  const any = weights.get('*') ?? 0
+  let best: Coding | undefined
+  let bestWeight = 0
+  for (const coding of offered) {
+    const weight = weights.get(coding) ?? (coding === 'gzip' ? weights.get('x-gzip') : undefined) ?? any
+    if (weight > bestWeight) {
+      best = coding
+      bestWeight = weight
+    }
+  }
+  return best
+}
+
+/**
+ * `body` compressed in `coding` at a quick level, for an answer made per request. Levels where the ratio is still
+ * near the best and the time per kilobyte is a few microseconds (bench/compression.ts).
+ */
+export function compress(body: Uint8Array<ArrayBuffer>, coding: Coding): Uint8Array {
+  switch (coding) {
+    case 'zstd':
+      return Bun.zstdCompressSync(body, { level: 3 })
+    case 'br':
+      return zlib.brotliCompressSync(body, {
+        params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: body.byteLength },
+      })
+    case 'gzip':
+      return Bun.gzipSync(body, { level: 6 })
+  }
+}
+
+/**
+ * `body` compressed in `coding` at the best level, once, for a file served many times: seconds for a large file,
+ * which the build spends instead of the server.
+ */
+export function compressBest(body: Uint8Array<ArrayBuffer>, coding: Coding): Uint8Array {
+  switch (coding) {
+    case 'zstd':
+      return Bun.zstdCompressSync(body, { level: 19 })
+    case 'br':
+      return zlib.brotliCompressSync(body, {
+        params: {
+          [zlib.constants.BROTLI_PARAM_QUALITY]: zlib.constants.BROTLI_MAX_QUALITY,
+          [zlib.constants.BROTLI_PARAM_SIZE_HINT]: body.byteLength,
+        },
+      })
+    case 'gzip':
+      return Bun.gzipSync(body, { level: 9 })
+  }
+}
+
+/** The headers that say a body is in `coding`, and that the answer depends on `Accept-Encoding`. */
+export const encodedHeaders = (coding: Coding) => ({ 'content-encoding': coding, vary: 'Accept-Encoding' })
+
+/** The header of an answer that could have been compressed: caches must keep one copy per `Accept-Encoding`. */
+export const VARY = { vary: 'Accept-Encoding' }
+
+/**
+ * An answer with `body`, compressed for `request` when it is large enough and the client accepts a coding; with
+ * `headers` (and `status`) either way.
+ *
+ * @example
+ * return compressedResponse(request, html, { 'content-type': 'text/html; charset=utf-8' })
+ */
+export function compressedResponse(
+  request: Request,
+  body: Uint8Array<ArrayBuffer> | string,
+  headers: Record<string, string>,
+  status = 200,
+): Response {
+  const bytes = typeof body === 'string' ? new TextEncoder().encode(body) : body
+  if (bytes.byteLength < MIN_COMPRESSED_BYTES) return new Response(bytes, { status, headers })
+  const coding = negotiate(request.headers.get('accept-encoding'), PER_REQUEST)
+  if (!coding) return new Response(bytes, { status, headers: { ...headers, ...VARY } })
+  return new Response(compress(bytes, coding), { status, headers: { ...headers, ...encodedHeaders(coding) } })
+}
+
+/**
+ * `response` compressed for `request` as {@link compressedResponse} would make it: for answers whose body is made by
+ * code that does not see the request (the pages). Its body is read, so only for bodies of a bounded size.
+ */
+export async function compressAnswer(request: Request, response: Response): Promise<Response> {
+  if (!response.body || response.headers.has('content-encoding')) return response
+  const headers = Object.fromEntries(response.headers)
+  return compressedResponse(request, new Uint8Array(await response.arrayBuffer()), headers, response.status)
+}
