@@ -1,36 +1,14 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { readFileSync, writeFileSync } from 'node:fs'
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { ensureBinary, freePort, type RunningBinary, removeDir, startBinary, tempDir } from '../support/binary.ts'
+import { blocks, makeCertificate, nginxConfig, PROGRAMS, run, skipProxies } from '../support/proxies.ts'
 
 // The proxy configurations of docs/operations.md, as written there, loaded by the real programs from Debian (nginx,
 // HAProxy, Caddy) with only the certificate paths and ports replaced; then nginx with TLS and HAProxy in front of the
 // executable, as an operator runs them. Without those programs the tests skip and say so, except under CI=true.
 
-const PROGRAMS = { nginx: '/usr/sbin/nginx', haproxy: '/usr/sbin/haproxy', caddy: '/usr/bin/caddy' }
-const missing = Object.values(PROGRAMS).filter((path) => !Bun.file(path).size)
-if (missing.length > 0 && process.env.CI === 'true')
-  throw new Error(
-    `the proxy tests must run in CI, but ${missing.join(', ')} is missing (apt-get install nginx haproxy caddy)`,
-  )
-if (missing.length > 0)
-  console.warn(
-    `\n!!! SKIPPING the proxy tests: ${missing.join(', ')} is not installed (apt-get install nginx haproxy caddy)\n`,
-  )
-const skip = missing.length > 0
-
 const KEY = 'rl_behind_proxies_test_key_0123456789'
-const DOCS = readFileSync(join(import.meta.dir, '../../docs/operations.md'), 'utf8')
-
-/** The fenced blocks of docs/operations.md written in `language`, in order. */
-const blocks = (language: string) =>
-  [...DOCS.matchAll(new RegExp(`^\`\`\`${language}\\n([\\s\\S]*?)^\`\`\`$`, 'gm'))].map((match) => match[1] as string)
-
-const run = (command: string[], env: Record<string, string> = {}) => {
-  const result = Bun.spawnSync(command, { env: { ...process.env, ...env }, stderr: 'pipe', stdout: 'pipe' })
-  return { code: result.exitCode, output: `${result.stdout.toString()}${result.stderr.toString()}` }
-}
-
 let dir: string
 let cert: string
 let key: string
@@ -38,29 +16,10 @@ const servers: RunningBinary[] = []
 const proxies: ReturnType<typeof Bun.spawn>[] = []
 
 beforeAll(async () => {
-  if (skip) return
+  if (skipProxies) return
   await ensureBinary()
   dir = tempDir('rock-legends-proxies-')
-  cert = join(dir, 'cert.pem')
-  key = join(dir, 'key.pem')
-  const made = run([
-    'openssl',
-    'req',
-    '-x509',
-    '-newkey',
-    'rsa:2048',
-    '-nodes',
-    '-days',
-    '1',
-    '-subj',
-    '/CN=api.example.com',
-    '-keyout',
-    key,
-    '-out',
-    cert,
-  ])
-  expect(made.output && made.code).toBe(0)
-  writeFileSync(join(dir, 'haproxy.pem'), readFileSync(cert, 'utf8') + readFileSync(key, 'utf8'))
+  ;({ cert, key } = makeCertificate(dir))
 }, 60_000)
 
 afterAll(async () => {
@@ -69,32 +28,13 @@ afterAll(async () => {
   if (dir) removeDir(dir)
 })
 
-/** An nginx configuration around one of the docs' `server`/`upstream` snippets, its certificate and ports replaced. */
-function nginxConfig(snippet: string, listen: number, upstreams: Record<string, number>): string {
-  let text = snippet
-    .replaceAll('/etc/letsencrypt/live/api.example.com/fullchain.pem', cert)
-    .replaceAll('/etc/letsencrypt/live/api.example.com/privkey.pem', key)
-    .replace(/listen 443 /g, `listen 127.0.0.1:${listen} `)
-  for (const [from, to] of Object.entries(upstreams)) text = text.replaceAll(`127.0.0.1:${from}`, `127.0.0.1:${to}`)
-  const temp = (name: string) => `${name}_temp_path ${join(dir, `${name}-temp`)};`
-  return `${process.getuid?.() === 0 ? 'user root;\n' : ''}pid ${join(dir, `nginx-${listen}.pid`)};
-error_log ${join(dir, `nginx-${listen}.log`)} warn;
-events {}
-http {
-    access_log off;
-    ${['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map(temp).join('\n    ')}
-${text}
-}
-`
-}
-
-describe.skipIf(skip)('the configurations of docs/operations.md', () => {
+describe.skipIf(skipProxies)('the configurations of docs/operations.md', () => {
   test('every nginx snippet loads in nginx -t', () => {
     const snippets = blocks('nginx')
     expect(snippets.length).toBeGreaterThanOrEqual(2)
     for (const [i, snippet] of snippets.entries()) {
       const file = join(dir, `check-${i}.conf`)
-      writeFileSync(file, nginxConfig(snippet, freePort(), {}))
+      writeFileSync(file, nginxConfig({ dir, cert, key }, snippet, freePort(), {}))
       const checked = run([PROGRAMS.nginx, '-t', '-p', dir, '-c', file])
       expect({ snippet: i, code: checked.code, output: checked.output }).toMatchObject({ snippet: i, code: 0 })
     }
@@ -127,7 +67,7 @@ describe.skipIf(skip)('the configurations of docs/operations.md', () => {
   })
 })
 
-describe.skipIf(skip)('behind nginx with TLS, as documented', () => {
+describe.skipIf(skipProxies)('behind nginx with TLS, as documented', () => {
   let base: string
   const tls = { rejectUnauthorized: false }
   const host = { host: 'api.example.com' }
@@ -148,7 +88,10 @@ describe.skipIf(skip)('behind nginx with TLS, as documented', () => {
     servers.push(server)
     const listen = freePort()
     const file = join(dir, 'nginx.conf')
-    writeFileSync(file, nginxConfig(blocks('nginx')[0] as string, listen, { 3000: Number(new URL(server.url).port) }))
+    writeFileSync(
+      file,
+      nginxConfig({ dir, cert, key }, blocks('nginx')[0] as string, listen, { 3000: Number(new URL(server.url).port) }),
+    )
     const nginx = Bun.spawn([PROGRAMS.nginx, '-p', dir, '-c', file, '-g', 'daemon off;'], { stderr: 'pipe' })
     proxies.push(nginx)
     base = `https://127.0.0.1:${listen}`
@@ -223,7 +166,7 @@ describe.skipIf(skip)('behind nginx with TLS, as documented', () => {
   })
 })
 
-describe.skipIf(skip)('behind HAProxy, as documented: its health checks pass', () => {
+describe.skipIf(skipProxies)('behind HAProxy, as documented: its health checks pass', () => {
   test('both replicas stay up through two rounds of HTTP/1.0 checks, and answer through it', async () => {
     const replicas = await Promise.all(
       [0, 1].map(() =>
