@@ -10,6 +10,8 @@ export interface WrkResult {
   requests: number
   p50: number
   p99: number
+  /** What wrk read off the sockets, headers included: the answers' bytes on the wire. */
+  bytesRead: number
 }
 
 /** One wrk invocation against a loopback URL. */
@@ -21,6 +23,8 @@ export interface WrkRun {
   script?: string
   /** Arguments handed to the script's `init(args)`. */
   scriptArgs?: string[]
+  /** Headers sent with every request (`-H`), e.g. a browser's `Accept-Encoding`. */
+  headers?: Readonly<Record<string, string>>
 }
 
 /**
@@ -30,6 +34,8 @@ export interface WrkRun {
  */
 export const WRK_THREADS = 2
 const UNIT_MS: Record<string, number> = { us: 0.001, ms: 1, s: 1000, m: 60_000, h: 3_600_000 }
+// wrk writes byte counts in binary units: `45.67MB` is 45.67 × 2^20 bytes.
+const UNIT_BYTES: Record<string, number> = { '': 1, K: 2 ** 10, M: 2 ** 20, G: 2 ** 30, T: 2 ** 40 }
 
 /** wrk's version line, e.g. `wrk debian/4.1.0-3+b2 [epoll]`, or `undefined` when wrk is not on the PATH. */
 export function wrkVersion(): string | undefined {
@@ -52,19 +58,21 @@ function parseWrk(output: string): WrkResult {
   if (nonSuccess || socketErrors)
     throw new Error(`wrk saw failed requests (${(nonSuccess ?? socketErrors)?.[0].trim()}):\n${output}`)
   const rate = /^Requests\/sec:\s+([\d.]+)/m.exec(output)
-  const total = /^\s*(\d+) requests in/m.exec(output)
+  const total = /^\s*(\d+) requests in [^,]*, ([\d.]+)([KMGT]?)B read/m.exec(output)
   if (!rate || !total) throw new Error(`cannot read wrk's report:\n${output}`)
   return {
     requestsPerSecond: Number(rate[1]),
     requests: Number(total[1]),
+    bytesRead: Number(total[2]) * (UNIT_BYTES[total[3] as string] as number),
     p50: latencyMs(output, 50),
     p99: latencyMs(output, 99),
   }
 }
 
 /** The wrk command line of a run, as the report shows it. */
-export function wrkCommand({ url, connections, seconds, script, scriptArgs = [] }: WrkRun): string[] {
+export function wrkCommand({ url, connections, seconds, script, scriptArgs = [], headers = {} }: WrkRun): string[] {
   const command = ['wrk', `-t${WRK_THREADS}`, `-c${connections}`, `-d${seconds}s`, '--timeout', '10s', '--latency']
+  for (const [name, value] of Object.entries(headers)) command.push('-H', `${name}: ${value}`)
   if (script) command.push('-s', script)
   command.push(url)
   if (scriptArgs.length > 0) command.push('--', ...scriptArgs)
