@@ -11,6 +11,8 @@ export interface AccessEntry {
   /** The path and query as the client sent them. */
   path: string
   status: number
+  /** The bytes of its body as sent (compressed, if it was); absent for a streamed body, whose size is not known. */
+  bytes?: number
   /**
    * From the route's first step (its credential check and body for a write, else its handler) to its answer, in
    * milliseconds; about 0 for answers made before any route runs (an unknown path, a `--read-only` refusal).
@@ -144,17 +146,19 @@ function tenths(ms: number): string {
 }
 
 /**
- * The pretty access line: `POST /api/v1/artists 201 1.2 ms 203.0.113.7 "curl/8.5.0" user:12/token:34 0190…`: the
- * client, its user agent and (after a credential check) the caller, then the request id last. The method, target
+ * The pretty access line: `POST /api/v1/artists 201 97 B 1.2 ms 203.0.113.7 "curl/8.5.0" user:12/token:34 0190…`:
+ * the status and the body's size (`stream` for a streamed body), the duration, the client, its user agent and (after
+ * a credential check) the caller, then the request id last. The method, target
  * and user agent are the client's: their control characters are shown escaped (Bun lets a CONNECT target through as
  * it was sent, bidi controls and all).
  */
 export function prettyAccess(entry: AccessEntry, colour = false): string {
-  const { method, path, status, durationMs, requestId, client, userAgent, caller } = entry
+  const { method, path, status, bytes, durationMs, requestId, client, userAgent, caller } = entry
+  const size = bytes === undefined ? 'stream' : `${bytes} B`
   const agent = userAgent === undefined ? '' : ` "${shown(userAgent)}"`
   const who = `${shown(client)}${agent}${caller === undefined ? '' : ` ${caller}`}`
-  if (!colour) return `${shown(method)} ${shown(path)} ${status} ${tenths(durationMs)} ms ${who} ${requestId}`
-  return `${shown(method)} ${shown(path)} ${paint(statusColour(status), String(status))} ${tenths(durationMs)} ms ${who} ${paint(2, requestId)}`
+  if (!colour) return `${shown(method)} ${shown(path)} ${status} ${size} ${tenths(durationMs)} ms ${who} ${requestId}`
+  return `${shown(method)} ${shown(path)} ${paint(statusColour(status), String(status))} ${size} ${tenths(durationMs)} ms ${who} ${paint(2, requestId)}`
 }
 
 /** The pretty lines of `entries`, joined by newlines. */
@@ -176,12 +180,13 @@ function jsonLines(entries: readonly AccessEntry[], times: readonly number[]): s
  * if not given), `level` and `message`.
  */
 export function jsonAccess(entry: AccessEntry, time = Date.now()): string {
-  const { method, path, status, durationMs, requestId, client, userAgent, caller } = entry
+  const { method, path, status, bytes, durationMs, requestId, client, userAgent, caller } = entry
   const duration = Math.round(durationMs * 1000) / 1000
+  const size = bytes === undefined ? '' : `,"bytes":${bytes}`
   // JSON.stringify escapes the C0 controls; printableJson the rest a terminal would act on (DEL, C1, bidi).
   const agent = userAgent === undefined ? '' : `,"userAgent":${printableJson(JSON.stringify(userAgent))}`
   const who = caller === undefined ? '' : `,"caller":${JSON.stringify(caller)}`
-  return `{"time":"${new Date(time).toISOString()}","level":"info","message":"request","method":${printableJson(JSON.stringify(method))},"path":${printableJson(JSON.stringify(path))},"status":${status},"durationMs":${duration},"requestId":${JSON.stringify(requestId)},"client":${printableJson(JSON.stringify(client))}${agent}${who}}`
+  return `{"time":"${new Date(time).toISOString()}","level":"info","message":"request","method":${printableJson(JSON.stringify(method))},"path":${printableJson(JSON.stringify(path))},"status":${status}${size},"durationMs":${duration},"requestId":${JSON.stringify(requestId)},"client":${printableJson(JSON.stringify(client))}${agent}${who}}`
 }
 
 /** Whether stderr is a terminal that takes colours; asked lazily, since `process.stderr` costs start-up time. */

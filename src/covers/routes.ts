@@ -1,5 +1,6 @@
 import { Elysia, t } from 'elysia'
 import type { Catalogue } from '../catalogue/service.ts'
+import { sizedResponse } from '../http/sized-response.ts'
 import { NotFoundError } from '../model/errors.ts'
 import { albumCover, artistCover } from './cover.ts'
 
@@ -32,7 +33,7 @@ export function svgResponse(svg: string, ifNoneMatch: string | null): Response {
   const etag = etagOf(svg)
   const headers = { etag, 'cache-control': CACHE_CONTROL }
   if (matches(ifNoneMatch, etag)) return new Response(null, { status: 304, headers })
-  return new Response(svg, {
+  return sizedResponse(svg, {
     headers: {
       ...headers,
       'content-type': 'image/svg+xml; charset=utf-8',

@@ -3,6 +3,7 @@ import { ByteCache } from '../cache/byte-cache.ts'
 import { compress, encodedHeaders, negotiate, PER_REQUEST, VARY } from '../http/compression.ts'
 import { assetResponse } from '../http/embedded-assets.ts'
 import type { Clients } from '../http/proxies.ts'
+import { sizedResponse } from '../http/sized-response.ts'
 import { NotFoundError } from '../model/errors.ts'
 import { docsAssets, docsPage } from './scalar.ts'
 
@@ -42,14 +43,14 @@ export function docsRoutes(routes: () => readonly InternalRoute[], clients: Clie
         const { proto, host } = clients.sender(server, request)
         const origin = originOf(proto || host ? reached(request.url, proto, host) : request.url)
         const coding = negotiate(request.headers.get('accept-encoding'), PER_REQUEST)
-        if (!coding) return new Response(body(origin), { headers: { ...JSON_HEADERS, ...VARY } })
+        if (!coding) return sizedResponse(body(origin), { headers: { ...JSON_HEADERS, ...VARY } })
         const key = `${coding} ${origin}`
         let bytes = compressed.get(key)
         if (!bytes) {
           bytes = compress(await body(origin).bytes(), coding)
           compressed.set(key, bytes, bytes.byteLength)
         }
-        return new Response(bytes, { headers: { ...JSON_HEADERS, ...encodedHeaders(coding) } })
+        return sizedResponse(bytes, { headers: { ...JSON_HEADERS, ...encodedHeaders(coding) } })
       },
       hidden,
     )

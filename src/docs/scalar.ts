@@ -2,6 +2,7 @@
 import bundle from '../../node_modules/@scalar/api-reference/dist/browser/standalone.js' with { type: 'file' }
 import scalar from '../../node_modules/@scalar/api-reference/package.json' with { type: 'json' }
 import type { EmbeddedAsset } from '../http/embedded-assets.ts'
+import { sizedResponse } from '../http/sized-response.ts'
 
 /** The version of Scalar API Reference embedded, in its assets' names so that browsers may cache them for good. */
 export const SCALAR_VERSION = scalar.version
@@ -67,7 +68,7 @@ const JAVASCRIPT = 'text/javascript; charset=utf-8'
 
 /** The interactive documentation page at `/docs`. */
 export const docsPage = () =>
-  new Response(page, {
+  sizedResponse(page, {
     headers: {
       'content-type': 'text/html; charset=utf-8',
       'content-security-policy': CSP,

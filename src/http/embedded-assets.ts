@@ -8,6 +8,7 @@
  */
 import { readFileSync } from 'node:fs'
 import { type Coding, compress, encodedHeaders, MIN_COMPRESSED_BYTES, negotiate, VARY } from './compression.ts'
+import { sizedResponse } from './sized-response.ts'
 
 /** A file the executable serves as it is. */
 export interface EmbeddedAsset {
@@ -63,8 +64,8 @@ export function assetResponse(request: Request, asset: EmbeddedAsset): Response 
     sizes.set(asset.name, size)
   }
   const body = 'text' in asset.source ? asset.source.text : Bun.file(asset.source.path)
-  if (size < MIN_COMPRESSED_BYTES) return new Response(body, { headers: asset.headers })
+  if (size < MIN_COMPRESSED_BYTES) return sizedResponse(body, { headers: asset.headers })
   const coding = negotiate(request.headers.get('accept-encoding'), EMBEDDED_CODINGS)
-  if (!coding) return new Response(body, { headers: { ...asset.headers, ...VARY } })
-  return new Response(compressedForm(asset, coding), { headers: { ...asset.headers, ...encodedHeaders(coding) } })
+  if (!coding) return sizedResponse(body, { headers: { ...asset.headers, ...VARY } })
+  return sizedResponse(compressedForm(asset, coding), { headers: { ...asset.headers, ...encodedHeaders(coding) } })
 }

@@ -5,6 +5,7 @@ import { domainProblem } from './domain-problem.ts'
 import { EarlyProblem, notFound, Problem } from './problem.ts'
 import { collapsedTarget, pathOf, requestTarget, targetProblem } from './request-target.ts'
 import { SECURITY_HEADERS } from './security-headers.ts'
+import { sizedResponse } from './sized-response.ts'
 import { validationProblem } from './validation.ts'
 
 /** At most one log line per kind of outage in this many milliseconds, however many requests it refuses. */
@@ -125,7 +126,7 @@ export function problemResponder(
     const meant = code === 'NOT_FOUND' ? collapsedTarget(request.url) : undefined
     if (meant !== undefined) {
       set.status = 308
-      return new Response(null, { status: 308, headers: { location: meant, ...SECURITY_HEADERS } })
+      return sizedResponse(null, { status: 308, headers: { location: meant, ...SECURITY_HEADERS } })
     }
     let problem: Problem
     try {

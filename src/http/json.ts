@@ -1,5 +1,6 @@
 import { CACHE_CONTROL } from './conditional.ts'
 import { SECURITY_HEADERS } from './security-headers.ts'
+import { sizedResponse } from './sized-response.ts'
 
 /** The headers of JSON answers; the Content-Type is spelled as Elysia spells it for the answers it serialises. */
 const JSON_HEADERS = { 'content-type': 'application/json;charset=utf-8', ...SECURITY_HEADERS }
@@ -20,11 +21,11 @@ export function recordJson(record: object): string {
 }
 
 /** A 200 answer carrying JSON that is already serialised: the hot read paths skip serialising per request. */
-export const jsonResponse = (body: string | Uint8Array) => new Response(body, { headers: JSON_HEADERS })
+export const jsonResponse = (body: string | Uint8Array) => sizedResponse(body, { headers: JSON_HEADERS })
 
 /**
  * A 200 answer carrying JSON already serialised, with its entity tag: caches may keep it and ask again with
  * `If-None-Match` (src/http/conditional.ts); `more` are further headers (a compressed page's).
  */
 export const taggedResponse = (body: string | Uint8Array, etag: string, more?: Record<string, string>) =>
-  new Response(body, { headers: { ...JSON_HEADERS, etag, 'cache-control': CACHE_CONTROL, ...more } })
+  sizedResponse(body, { headers: { ...JSON_HEADERS, etag, 'cache-control': CACHE_CONTROL, ...more } })

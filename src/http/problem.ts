@@ -1,5 +1,6 @@
 import { type ProblemKind, problemTypes, problemUri } from './problem-types.ts'
 import { SECURITY_HEADERS } from './security-headers.ts'
+import { sizedResponse } from './sized-response.ts'
 
 /** One invalid field (`pointer`, a JSON Pointer into the body) or parameter (`parameter`, its name). */
 export interface FieldError {
@@ -34,7 +35,7 @@ export class Problem extends Error {
   toResponse(): Response {
     const { title, status } = problemTypes[this.kind]
     const body = { type: problemUri(this.kind), title, status, detail: this.detail, ...this.extra }
-    return new Response(JSON.stringify(body), {
+    return sizedResponse(JSON.stringify(body), {
       status,
       headers: { 'content-type': 'application/problem+json', ...SECURITY_HEADERS, ...this.headers },
     })

@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia'
 import { type AccessEntry, MAX_USER_AGENT } from '../log.ts'
 import { isHealthCheck, requestTarget } from './request-target.ts'
+import { bodySize } from './sized-response.ts'
 
 /** The header that carries a request's id, in both directions. */
 export const REQUEST_ID = 'x-request-id'
@@ -22,6 +23,18 @@ export function requestIdOf(request: Request): string {
 function statusOf(value: unknown, status: number | string | undefined): number {
   if (value instanceof Response && value.status !== 200) return value.status
   return typeof status === 'number' ? status : 200
+}
+
+/**
+ * The bytes of an answer's body, as sent: a Response's as {@link bodySize} measures it (none for a streamed one); a
+ * value Elysia serialises, measured as it will write it (the app does not normalise answers, so that is
+ * `JSON.stringify`). A HEAD answer, a 204 and a 304 send no body.
+ */
+function bodyBytes(method: string, value: unknown, status: number): number | undefined {
+  if (method === 'HEAD' || status === 204 || status === 304) return 0
+  if (value instanceof Response) return bodySize(value)
+  if (value === undefined || value === null) return 0
+  return Buffer.byteLength(typeof value === 'string' ? value : JSON.stringify(value))
 }
 
 /**
@@ -117,7 +130,9 @@ export function requestLog(
     const userAgent = request.headers.get('user-agent')?.slice(0, MAX_USER_AGENT) ?? undefined
     const client = clientOf(request)
     const caller = callerOf(request)
-    write({ method: request.method, path, status, durationMs, requestId, client, userAgent, caller })
+    const method = request.method
+    const bytes = bodyBytes(method, response, status)
+    write({ method, path, status, bytes, durationMs, requestId, client, userAgent, caller })
   }
   // Every hook destructures its parameters: Elysia reads them to decide what each request must prepare. A function,
   // not an arrow: Elysia guesses from a hook's text whether it returns a promise, and the release build's minified

@@ -1,4 +1,5 @@
 import type { EmbeddedAsset } from '../http/embedded-assets.ts'
+import { sizedResponse } from '../http/sized-response.ts'
 import favicon from './favicon.svg' with { type: 'text' }
 import live from './live.js' with { type: 'text' }
 import css from './pages.css' with { type: 'text' }
@@ -40,7 +41,7 @@ export const pageAsset = (file: string): EmbeddedAsset | undefined =>
 
 /** The site's icon, an SVG; browsers ask for it at `/favicon.ico` unless a page says otherwise. */
 export const faviconResponse = () =>
-  new Response(favicon, {
+  sizedResponse(favicon, {
     headers: {
       'content-type': 'image/svg+xml; charset=utf-8',
       'cache-control': 'public, max-age=86400',

@@ -1,4 +1,5 @@
 import { SECURITY_HEADERS } from '../http/security-headers.ts'
+import { sizedResponse } from '../http/sized-response.ts'
 import { FAVICON, pageAssets } from './assets.ts'
 import { type Html, html } from './html.ts'
 
@@ -95,7 +96,7 @@ ${main}
 
 /** The response for a page, under a policy that lets the browser load from and talk to this server only. */
 export function pageResponse(parts: PageParts): Response {
-  return new Response(renderPage(parts), {
+  return sizedResponse(renderPage(parts), {
     status: parts.status ?? 200,
     headers: {
       'content-type': 'text/html; charset=utf-8',

@@ -1,6 +1,7 @@
 import { Elysia, t } from 'elysia'
 import { type ProblemKind, type ProblemType, problemTypes } from '../http/problem-types.ts'
 import { SECURITY_HEADERS } from '../http/security-headers.ts'
+import { sizedResponse } from '../http/sized-response.ts'
 import { NotFoundError } from '../model/errors.ts'
 import { type Html, html } from './html.ts'
 import { pageResponse } from './layout.ts'
@@ -50,7 +51,7 @@ export const problemRoutes = (ui: boolean) =>
       const type = problemTypes[kind as ProblemKind]
       if (prefersHtml(request.headers.get('accept')))
         return problemPage(kind as ProblemKind, type, `/problems/${kind}`, ui)
-      return new Response(`${type.title} (${type.status})\n\n${plain(type.explanation)}\n`, {
+      return sizedResponse(`${type.title} (${type.status})\n\n${plain(type.explanation)}\n`, {
         headers: { 'content-type': 'text/plain; charset=utf-8', vary: 'Accept', ...SECURITY_HEADERS },
       })
     },

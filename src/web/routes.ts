@@ -3,6 +3,7 @@ import type { Catalogue } from '../catalogue/service.ts'
 import { compressAnswer } from '../http/compression.ts'
 import { assetResponse } from '../http/embedded-assets.ts'
 import { SECURITY_HEADERS } from '../http/security-headers.ts'
+import { sizedResponse } from '../http/sized-response.ts'
 import { NotFoundError } from '../model/errors.ts'
 import { loginPage, signupPage } from './account-pages.ts'
 import { artistPage } from './artist-page.ts'
@@ -55,7 +56,7 @@ export function webRoutes({ catalogue, ui, signup, latestYear }: WebOptions) {
   if (!ui)
     return common.get(
       '/',
-      () => new Response(indexJson, { headers: { 'content-type': 'application/json', ...SECURITY_HEADERS } }),
+      () => sizedResponse(indexJson, { headers: { 'content-type': 'application/json', ...SECURITY_HEADERS } }),
       hidden,
     )
   // The pages are made without the request's headers, so each is compressed once made (src/http/compression.ts).

@@ -11,6 +11,7 @@ const entry: AccessEntry = {
   method: 'GET',
   path: '/api/v1/artists/1',
   status: 200,
+  bytes: 487,
   durationMs: 0.25,
   requestId: 'id',
   client: '127.0.0.1',
@@ -44,9 +45,9 @@ describe('a batch of access lines', () => {
       expect(writes()).toEqual([entries.map((each) => prettyAccess(each)).join('\n')])
       const text = writes()[0] as string
       expect(text).not.toMatch(CONTROL)
-      expect(text).toContain('CONNECT a\\u{202e}bc\\x9b2J\\x85:443 404 0.3 ms 127.0.0.1 id')
-      expect(text).toContain('/api/v1/artists?q=a\\\\b 200 12.3 ms 127.0.0.1 id')
-      expect(text).toContain('/pe\u00f1a\\x1b[2J 503 0.3 ms 127.0.0.1 client-id\\1')
+      expect(text).toContain('CONNECT a\\u{202e}bc\\x9b2J\\x85:443 404 487 B 0.3 ms 127.0.0.1 id')
+      expect(text).toContain('/api/v1/artists?q=a\\\\b 200 487 B 12.3 ms 127.0.0.1 id')
+      expect(text).toContain('/pe\u00f1a\\x1b[2J 503 487 B 0.3 ms 127.0.0.1 client-id\\1')
     } finally {
       spy.mockRestore()
     }
@@ -55,7 +56,7 @@ describe('a batch of access lines', () => {
   test('writes durations with one decimal, as toFixed(1) does', () => {
     for (const durationMs of [0, 0.04, 0.06, 1.234, 9.96, 99.96, 12345.678, 1e-9])
       expect(prettyAccess({ ...entry, durationMs })).toBe(
-        `GET /api/v1/artists/1 200 ${durationMs.toFixed(1)} ms 127.0.0.1 id`,
+        `GET /api/v1/artists/1 200 487 B ${durationMs.toFixed(1)} ms 127.0.0.1 id`,
       )
   })
 
@@ -125,7 +126,7 @@ describe('a field holding a newline', () => {
       flushLog()
       const lines = writes().join('\n').split('\n')
       expect(lines).toHaveLength(3)
-      expect(lines[1]).toBe('CONNECT a\\nGET /forged 200 0.1 ms x:443 200 0.3 ms 127.0.0.1 id')
+      expect(lines[1]).toBe('CONNECT a\\nGET /forged 200 0.1 ms x:443 200 487 B 0.3 ms 127.0.0.1 id')
     } finally {
       spy.mockRestore()
     }

@@ -42,7 +42,7 @@ describe('the default pretty access log on a stop', () => {
       for (const id of ids) expect(logged.has(id)).toBe(true)
       for (const line of lines)
         expect(line).toMatch(
-          /^GET \/api\/v1\/artists\?limit=2&offset=\d+ 200 \d+\.\d ms 127\.0\.0\.1 "Bun\/[^"]+" \S+$/,
+          /^GET \/api\/v1\/artists\?limit=2&offset=\d+ 200 \d+ B \d+\.\d ms 127\.0\.0\.1 "Bun\/[^"]+" \S+$/,
         )
     },
   )

@@ -20,10 +20,10 @@ function loggedApp(options: { cors?: string[]; readOnly?: boolean } = {}) {
   })
   const send = async (path: string, init: RequestInit = {}) => {
     const response = await app.handle(new Request(`http://localhost${path}`, init))
-    await response.arrayBuffer()
+    const size = (await response.arrayBuffer()).byteLength
     // The access log is written after the answer has gone out.
     for (let i = 0; i < 100 && entries.length === 0; i++) await Bun.sleep(1)
-    return { response, entry: entries.shift() }
+    return { response, size, entry: entries.shift() }
   }
   return { send, entries }
 }
@@ -118,13 +118,20 @@ describe('the access log', () => {
       method: 'GET',
       path: '/api/v1/artists',
       status: 200,
+      bytes: 2417,
       durationMs: 1.234,
       requestId: 'abc',
       client: '203.0.113.7',
       userAgent: 'curl/8.5.0',
     }
-    expect(prettyAccess(entry)).toBe('GET /api/v1/artists 200 1.2 ms 203.0.113.7 "curl/8.5.0" abc')
-    expect(prettyAccess({ ...entry, userAgent: undefined })).toBe('GET /api/v1/artists 200 1.2 ms 203.0.113.7 abc')
+    expect(prettyAccess(entry)).toBe('GET /api/v1/artists 200 2417 B 1.2 ms 203.0.113.7 "curl/8.5.0" abc')
+    expect(prettyAccess({ ...entry, userAgent: undefined })).toBe(
+      'GET /api/v1/artists 200 2417 B 1.2 ms 203.0.113.7 abc',
+    )
+    // A streamed body (an event stream, a backup) has no size until it ends.
+    expect(prettyAccess({ ...entry, bytes: undefined })).toBe(
+      'GET /api/v1/artists 200 stream 1.2 ms 203.0.113.7 "curl/8.5.0" abc',
+    )
     expect(prettyAccess({ ...entry, status: 503 }, true)).toContain('\x1b[31m503\x1b[0m')
   })
 })
@@ -134,6 +141,7 @@ describe('writing the access log', () => {
     method: 'GET',
     path: '/api/v1/artists/1',
     status: 200,
+    bytes: 487,
     durationMs: 0.25,
     requestId: 'id-1',
     client: '::1',
@@ -224,6 +232,40 @@ describe('writing the access log', () => {
     for (const entry of [me.entry, wrong.entry]) expect(JSON.stringify(entry)).not.toContain('rl_tok_')
   })
 
+  test("each line has the size of the body as sent: compressed, serialised by Elysia, a problem's, none", async () => {
+    const { send } = loggedApp()
+    const json = { 'content-type': 'application/json', 'x-api-key': SERVICE_KEY }
+    const created = await send('/api/v1/artists', {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ name: 'Fito Páez', description: 'Rosario. '.repeat(200) }),
+    })
+    expect(created.response.status).toBe(201)
+    const answers = [
+      created,
+      await send('/api/v1/artists/1'),
+      await send('/api/v1/artists?limit=100', { headers: { 'accept-encoding': 'gzip' } }),
+      await send('/api/v1/artists?limit=100'),
+      await send('/api/v1/artists/999'),
+      await send('/openapi.json', { headers: { 'accept-encoding': 'br' } }),
+      await send('/', { headers: { 'accept-encoding': 'zstd' } }),
+    ]
+    expect(answers[2]?.response.headers.get('content-encoding')).toBe('gzip')
+    for (const { response, size, entry } of answers) {
+      expect(size).toBeGreaterThan(0)
+      expect({ status: response.status, path: entry?.path, bytes: entry?.bytes }).toEqual({
+        status: response.status,
+        path: entry?.path,
+        bytes: size,
+      })
+    }
+    // A HEAD answer and a 304 send no body.
+    expect((await send('/api/v1/artists/1', { method: 'HEAD' })).entry?.bytes).toBe(0)
+    const etag = answers[1]?.response.headers.get('etag') as string
+    const unchanged = await send('/api/v1/artists/1', { headers: { 'if-none-match': etag } })
+    expect({ status: unchanged.response.status, bytes: unchanged.entry?.bytes }).toEqual({ status: 304, bytes: 0 })
+  })
+
   test('a user agent is kept to 256 characters, and is left out when none was sent', async () => {
     const { send } = loggedApp()
     const long = await send('/api/v1/artists', { headers: { 'user-agent': 'x'.repeat(10_000) } })
@@ -233,7 +275,7 @@ describe('writing the access log', () => {
     expect(JSON.parse(jsonAccess({ ...entry, caller: 'user:3/key:7' }))).toMatchObject({ caller: 'user:3/key:7' })
     expect(JSON.parse(jsonAccess(entry))).not.toHaveProperty('caller')
     expect(prettyAccess({ ...entry, caller: 'service' })).toBe(
-      'GET /api/v1/artists/1 200 0.3 ms ::1 "node" service id-1',
+      'GET /api/v1/artists/1 200 487 B 0.3 ms ::1 "node" service id-1',
     )
   })
 
