@@ -141,6 +141,38 @@ describe.skipIf(skipProxies)('behind nginx with TLS, as documented', () => {
     }
   })
 
+  test("/, the document and /docs' bundle arrive compressed as the server made them; small files as they are", async () => {
+    for (const [path, coding] of [
+      ['/', 'zstd'],
+      ['/openapi.json', 'zstd'],
+      ['/docs/assets/docs.js', null],
+      ['/favicon.svg', null],
+    ] as const) {
+      const response = await fetch(`${base}${path}`, {
+        tls,
+        headers: { ...host, 'accept-encoding': 'gzip, deflate, br, zstd' },
+        decompress: false,
+      })
+      expect({ path, status: response.status, coding: response.headers.get('content-encoding') }).toEqual({
+        path,
+        status: 200,
+        coding,
+      })
+      await response.arrayBuffer()
+    }
+    const bundle = (await fetch(`${base}/docs`, { tls, headers: host }).then((page) => page.text())).match(
+      /\/docs\/assets\/scalar-[^"]+\.js/,
+    )?.[0]
+    const compressed = await fetch(`${base}${bundle}`, {
+      tls,
+      headers: { ...host, 'accept-encoding': 'gzip, br' },
+      decompress: false,
+    })
+    expect(compressed.headers.get('content-encoding')).toBe('br')
+    expect(compressed.headers.get('vary')).toBe('Accept-Encoding')
+    expect((await compressed.arrayBuffer()).byteLength).toBeLessThan(1_000_000)
+  })
+
   test('the client the proxy names is the one the server counts', async () => {
     // nginx appends the address it saw; from this machine that is loopback, itself a trusted proxy here, so the
     // address before it (what the client wrote) names the client, as a proxy in front of nginx would.
@@ -167,35 +199,40 @@ describe.skipIf(skipProxies)('behind nginx with TLS, as documented', () => {
 })
 
 describe.skipIf(skipProxies)('behind HAProxy, as documented: its health checks pass', () => {
-  test('both replicas stay up through two rounds of HTTP/1.0 checks, and answer through it', async () => {
-    const replicas = await Promise.all(
-      [0, 1].map(() =>
-        startBinary(['--port', '0', '--data', ':memory:', '--trust-proxy', '127.0.0.1', '--log', 'off']),
-      ),
-    )
-    servers.push(...replicas)
-    const listen = freePort()
-    const [first, second] = replicas.map((replica) => new URL(replica.url).port)
-    const config = (blocks('haproxy')[0] as string)
-      .replaceAll('/etc/haproxy/certs/api.example.com.pem', join(dir, 'haproxy.pem'))
-      .replace('bind :443', `bind 127.0.0.1:${listen}`)
-      .replace('127.0.0.1:3001', `127.0.0.1:${first}`)
-      .replace('127.0.0.1:3002', `127.0.0.1:${second}`)
-      .replace(/inter 2s/g, 'inter 300ms')
-    const file = join(dir, 'haproxy.cfg')
-    writeFileSync(file, config)
-    const haproxy = Bun.spawn([PROGRAMS.haproxy, '-db', '-f', file], { stdout: 'pipe', stderr: 'pipe' })
-    proxies.push(haproxy)
-    // `fall 2` at 300 ms: a replica that failed its checks would be down within a second.
-    await Bun.sleep(1500)
-    const answers = await Promise.all(
-      Array.from({ length: 4 }, () =>
-        fetch(`https://127.0.0.1:${listen}/api/v1/artists?limit=1`, { tls: { rejectUnauthorized: false } }),
-      ),
-    )
-    expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 200])
-    haproxy.kill('SIGTERM')
-    const log = await new Response(haproxy.stdout).text()
-    expect(log).not.toMatch(/is DOWN/)
-  }, 30_000)
+  // The documented check, and the one most HAProxy guides write; both are HTTP/1.0 without `Host`.
+  for (const check of ['option httpchk GET /readyz', 'option httpchk GET /healthz'])
+    test(`both replicas stay up through two rounds of \`${check}\`, and answer through it`, async () => {
+      const replicas = await Promise.all(
+        [0, 1].map(() =>
+          startBinary(['--port', '0', '--data', ':memory:', '--trust-proxy', '127.0.0.1', '--log', 'off']),
+        ),
+      )
+      servers.push(...replicas)
+      const listen = freePort()
+      const [first, second] = replicas.map((replica) => new URL(replica.url).port)
+      const documented = blocks('haproxy')[0] as string
+      expect(documented).toContain('option httpchk GET /readyz')
+      const config = documented
+        .replace('option httpchk GET /readyz', check)
+        .replaceAll('/etc/haproxy/certs/api.example.com.pem', join(dir, 'haproxy.pem'))
+        .replace('bind :443', `bind 127.0.0.1:${listen}`)
+        .replace('127.0.0.1:3001', `127.0.0.1:${first}`)
+        .replace('127.0.0.1:3002', `127.0.0.1:${second}`)
+        .replace(/inter 2s/g, 'inter 300ms')
+      const file = join(dir, `haproxy-${listen}.cfg`)
+      writeFileSync(file, config)
+      const haproxy = Bun.spawn([PROGRAMS.haproxy, '-db', '-f', file], { stdout: 'pipe', stderr: 'pipe' })
+      proxies.push(haproxy)
+      // `fall 2` at 300 ms: a replica that failed its checks would be down within a second.
+      await Bun.sleep(1500)
+      const answers = await Promise.all(
+        Array.from({ length: 4 }, () =>
+          fetch(`https://127.0.0.1:${listen}/api/v1/artists?limit=1`, { tls: { rejectUnauthorized: false } }),
+        ),
+      )
+      expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 200])
+      haproxy.kill('SIGTERM')
+      const log = await new Response(haproxy.stdout).text()
+      expect(log).not.toMatch(/is DOWN/)
+    }, 30_000)
 })
