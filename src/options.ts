@@ -155,7 +155,7 @@ export const SERVER_OPTIONS = {
   }),
   /**
    * `true` for the built-in catalogue, a path for a catalogue file of the same format, `false` (the default) for
-   * none; only an empty store is seeded.
+   * none; only a store never written to is seeded.
    */
   seed: declare({
     flag: 'seed',
@@ -163,8 +163,20 @@ export const SERVER_OPTIONS = {
     value: '[FILE]',
     kind: seed,
     default: 'false',
-    help: 'fill an empty store with the built-in catalogue, or with FILE',
+    help: 'fill a new store (never written to) with the built-in catalogue, or with FILE',
     commands: { serve: 'env' },
+  }),
+  /**
+   * Start with a new, empty data file where one existed and was lost (its lock file remains, or the backup directory
+   * holds backups): without it such a start is refused, saying how to restore (src/ops/lost-data-file.ts). A flag
+   * for one start, with no variable: left in a unit or an environment file, it would let the next loss through too.
+   */
+  allowNewData: declare({
+    flag: 'allow-new-data',
+    kind: on,
+    unset: 'off',
+    help: 'start a new, empty data file where a lost one existed (such a start is refused otherwise)',
+    commands: { serve: 'flag' },
   }),
   /**
    * Service keys that may write, sent as `X-API-Key`; none (the npm package's `startServer` then makes one of its

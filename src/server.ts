@@ -6,7 +6,8 @@ import { MAX_BODY_BYTES } from './http/body.ts'
 import { createLogger, flushLog } from './log.ts'
 import { isLoopback, parseMetricsAddress, serveMetrics } from './metrics/serve-metrics.ts'
 import { conflictIn, EMBEDDED_DEFAULTS, SERVER_OPTIONS, type ServerOptions } from './options.ts'
-import { addressRecorder, isDatabaseUrl, openStore } from './store/open-store.ts'
+import { DataFileError } from './store/json-file/errors.ts'
+import { addressRecorder, IN_MEMORY, isDatabaseUrl, openStore } from './store/open-store.ts'
 
 export type { ServerOptions } from './options.ts'
 
@@ -62,6 +63,12 @@ export async function startServer(options: ServerOptions & Pick<AppOptions, 'eve
   const metricsText =
     options.metrics === undefined ? undefined : SERVER_OPTIONS.metrics.kind.parse(options.metrics, 'metrics')
   const metricsAt = metricsText === undefined ? undefined : parseMetricsAddress(metricsText)
+  if (data !== IN_MEMORY && !isDatabaseUrl(data) && options.allowNewData !== true) {
+    // A lost data file must not come back empty, seeded or not, while the backups of the real one rotate away.
+    const { lostDataFileProblem } = await import('./ops/lost-data-file.ts')
+    const lost = lostDataFileProblem(data, options.backupDir ?? defaults.backupDir)
+    if (lost) throw new DataFileError(lost)
+  }
   const store = await openStore(data, { compactAfterBytes, pool: dbPool, waitMs: dbWaitMs })
   // Only with --metrics: loaded, made and counted into then, and never otherwise.
   const metrics = metricsAt && new (await import('./metrics/metrics.ts')).Metrics()

@@ -35,14 +35,16 @@ export async function readCatalogueFile(path: string): Promise<CatalogueEntry[]>
 export type SeedOutcome = { seeded: true; artists: number; albums: number } | { seeded: false; reason: string }
 
 /**
- * Loads the built-in catalogue (`true`) or a catalogue file into an empty store in one durable write. A store that
- * already holds data is left alone, so `--seed` is safe on every start; the file is still validated, so a broken one
- * is reported at once rather than on the day the store is empty. Records without an `image` get their generated
- * cover.
+ * Loads the built-in catalogue (`true`) or a catalogue file into a store never written to, in one durable write. A
+ * store written before is left alone, even one whose artists were all deleted, so `--seed` never puts the demo
+ * catalogue into a store that held real data; the file is still validated, so a broken one is reported at once
+ * rather than on the day a new store is made. Records without an `image` get their generated cover.
  */
 export async function seedStore(store: Store, source: true | string): Promise<SeedOutcome> {
   const catalogue = source === true ? builtInCatalogue() : await readCatalogueFile(source)
   // Checked in the same write as the load: of several replicas seeding one database at once, one seeds.
-  const loaded = await store.load(catalogue, { cover: coverPath, ifEmpty: true })
-  return loaded ? { seeded: true, ...loaded } : { seeded: false, reason: 'the store already holds data' }
+  const loaded = await store.load(catalogue, { cover: coverPath, ifNeverWritten: true })
+  return loaded
+    ? { seeded: true, ...loaded }
+    : { seeded: false, reason: 'the store was written before (--seed fills only a new store)' }
 }

@@ -43,10 +43,11 @@ export interface LoadOptions {
    */
   cover?: (kind: 'artist' | 'album', id: number) => string
   /**
-   * Load only into an empty store (no artist, album or user), checked in the same write: of many processes seeding
-   * one shared database at once, exactly one loads. `load` resolves with `undefined` when the store was not empty.
+   * Load only into a store never written to: no artist, album, user or credential, and no id ever given (a store
+   * whose artists were all deleted was written). Checked in the same write: of many processes seeding one shared
+   * database at once, exactly one loads. `load` resolves with `undefined` when the store was written before.
    */
-  ifEmpty?: boolean
+  ifNeverWritten?: boolean
 }
 
 /** Raised when a write cannot be made durable; the change it carried was rolled back. */
@@ -279,7 +280,7 @@ export interface Store {
   isEmpty(): Promise<boolean>
   /**
    * Adds a whole catalogue in one durable write; returns how many artists and albums were added, or `undefined` when
-   * `options.ifEmpty` found the store not empty.
+   * `options.ifNeverWritten` found the store written before.
    */
   load(
     catalogue: readonly CatalogueEntry[],

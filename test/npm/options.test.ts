@@ -91,6 +91,7 @@ const NOT_DEFAULT: Record<string, unknown> = {
   dbPool: 3,
   dbWaitMs: 2500,
   seed: true,
+  allowNewData: true,
   tokenTtlMs: 60_000,
   log: 'json',
   cors: ['*'],

@@ -1,8 +1,11 @@
 import { describe, expect, test } from 'bun:test'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import legends from '../../data/legends.json' with { type: 'json' }
 import type { Album } from '../../src/model/album.ts'
 import { parseCatalogue, seedStore } from '../../src/seed/seed.ts'
 import { openMemoryStore } from '../../src/store/document/memory.ts'
+import { openJsonFileStore } from '../../src/store/json-file/json-file.ts'
 import type { Store } from '../../src/store/store.ts'
 import { removeDir, tempDir } from '../support/binary.ts'
 import { countingStore } from '../support/stores.ts'
@@ -43,7 +46,10 @@ describe('seedStore with the built-in catalogue', () => {
     const { store, state } = countingStore()
     await seedStore(store, true)
     const once = await contents(store)
-    expect(await seedStore(store, true)).toEqual({ seeded: false, reason: 'the store already holds data' })
+    expect(await seedStore(store, true)).toEqual({
+      seeded: false,
+      reason: 'the store was written before (--seed fills only a new store)',
+    })
     expect(await contents(store)).toEqual(once)
     expect(state.writes).toBe(1)
   })
@@ -53,6 +59,28 @@ describe('seedStore with the built-in catalogue', () => {
     await store.artists.insert({ name: 'Mine' })
     expect((await seedStore(store, true)).seeded).toBe(false)
     expect((await store.artists.list(everything)).total).toBe(1)
+  })
+
+  test('leaves alone a data file that held data, though it holds none now: its counters say it was written', async () => {
+    const dir = tempDir()
+    try {
+      const file = join(dir, 'db.json')
+      const held = { version: 1, counters: { artists: 3, albums: 0, users: 0, credentials: 0 } }
+      writeFileSync(file, JSON.stringify({ ...held, artists: [], albums: [], users: [], credentials: [] }))
+      const store = await openJsonFileStore(file)
+      try {
+        expect(await store.isEmpty()).toBe(true)
+        expect(await seedStore(store, true)).toEqual({
+          seeded: false,
+          reason: 'the store was written before (--seed fills only a new store)',
+        })
+        expect((await store.artists.list(everything)).total).toBe(0)
+      } finally {
+        await store.close()
+      }
+    } finally {
+      removeDir(dir)
+    }
   })
 
   test('points every image at the generated cover of its own record', async () => {

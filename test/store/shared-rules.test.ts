@@ -136,11 +136,11 @@ describe.skipIf(skip)('both stores apply the same rules to odd data', () => {
     })
   })
 
-  test('the store is empty until an artist, an album or a user is in it; a load ifEmpty follows the same rule', async () => {
+  test('the store is empty until an artist, an album or a user is in it; a load ifNeverWritten loads nothing once written', async () => {
     await agree(async (store) => {
       const before = await store.isEmpty()
       await store.users.insert(USER)
-      return { before, after: await store.isEmpty(), loaded: await store.load([], { ifEmpty: true }) }
+      return { before, after: await store.isEmpty(), loaded: await store.load([], { ifNeverWritten: true }) }
     })
   })
 })

@@ -18,9 +18,15 @@ export interface ServerOptions {
   dbWaitMs?: number
   /**
    * `true` for the built-in catalogue, a path for a catalogue file of the same format, `false` (the default) for
-   * none; only an empty store is seeded.
+   * none; only a store never written to is seeded.
    */
   seed?: boolean | string
+  /**
+   * Start with a new, empty data file where one existed and was lost (its lock file remains, or the backup directory
+   * holds backups): without it such a start is refused, saying how to restore (src/ops/lost-data-file.ts). A flag
+   * for one start, with no variable: left in a unit or an environment file, it would let the next loss through too.
+   */
+  allowNewData?: boolean
   /**
    * Service keys that may write, sent as `X-API-Key`; none (the npm package's `startServer` then makes one of its
    * own, its `RunningServer.apiKey`).

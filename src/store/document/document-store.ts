@@ -265,10 +265,10 @@ export class DocumentStore implements Store {
 
   load(
     catalogue: readonly CatalogueEntry[],
-    { cover, ifEmpty = false }: LoadOptions = {},
+    { cover, ifNeverWritten = false }: LoadOptions = {},
   ): Promise<{ artists: number; albums: number } | undefined> {
     return this.mutate((batch) => {
-      if (ifEmpty && !this.records.isEmpty()) return undefined
+      if (ifNeverWritten && !this.records.neverWritten()) return undefined
       let albums = 0
       for (const entry of catalogue) {
         const artistId = batch.nextId('artists')

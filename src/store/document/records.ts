@@ -100,6 +100,13 @@ export class Records {
     return this.doc.artists.length === 0 && this.doc.albums.length === 0 && this.doc.users.length === 0
   }
 
+  /** Whether nothing was ever stored: no record, and every counter where a new document has it. */
+  neverWritten(): boolean {
+    const { counters } = this.doc
+    const given = counters.artists + counters.albums + counters.users + counters.credentials
+    return given === 0 && this.isEmpty() && this.doc.credentials.length === 0
+  }
+
   /** Moves the counter of `collection` on, and returns the id it now gives. */
   nextId(collection: Collection): number {
     this.doc.counters[collection] += 1

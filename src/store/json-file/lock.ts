@@ -95,6 +95,19 @@ function lockText(lockPath: string): string {
   }
 }
 
+/**
+ * Whether the lock file of `file` records that a server served over it: a server writes its address there once it
+ * listens, which is after its data file exists. A lock without one (empty, or a pid alone) is left by a start that
+ * stopped before it served, perhaps before the file existed; a lock that cannot be read here says nothing.
+ */
+export function lockShowsServed(file: string): boolean {
+  try {
+    return /^url=/m.test(lockText(`${file}.lock`))
+  } catch {
+    return false
+  }
+}
+
 /** Who holds a data file's lock, and what a server holding it recorded there once it was listening. */
 export interface LockOwner {
   /** The pid the lock records, once its holder has written it. */

@@ -8,7 +8,7 @@ import { takeIds, tallyArtists } from './writes.ts'
 
 /**
  * Whether the store holds no artist, album or user, as `sql` sees it: the one definition of "empty" over SQL, for
- * `isEmpty` and for a load `ifEmpty` (the document store's is `Records.isEmpty`).
+ * `isEmpty` (the document store's is `Records.isEmpty`).
  */
 export async function isEmpty(tx: SQL): Promise<boolean> {
   const [row] = await tx`
@@ -18,20 +18,35 @@ export async function isEmpty(tx: SQL): Promise<boolean> {
 }
 
 /**
+ * Whether nothing was ever stored, as `sql` sees it: the store is empty, holds no credential, and no id sequence was
+ * ever drawn from (each is where the migrations leave it in a new database: not called, at 1). The document store's
+ * is `Records.neverWritten`.
+ */
+async function neverWritten(tx: SQL): Promise<boolean> {
+  const [row] = await tx`
+    SELECT NOT EXISTS (SELECT 1 FROM rl_credentials)
+      AND (SELECT NOT is_called AND last_value = 1 FROM rl_artist_ids)
+      AND (SELECT NOT is_called AND last_value = 1 FROM rl_album_ids)
+      AND (SELECT NOT is_called AND last_value = 1 FROM rl_user_ids)
+      AND (SELECT NOT is_called AND last_value = 1 FROM rl_credential_ids) AS fresh`
+  return row?.fresh === true && (await isEmpty(tx))
+}
+
+/**
  * Adds a catalogue in `tx`, with ids from the sequences and the images `options.cover` makes from them. With
- * `ifEmpty`, every stripe of the artists' tally is locked first (in order), so that of many replicas seeding one
- * empty database at once, one loads and the others, once it committed, find it filled; creates of artists wait
+ * `ifNeverWritten`, every stripe of the artists' tally is locked first (in order), so that of many replicas seeding
+ * one new database at once, one loads and the others, once it committed, find it written; creates of artists wait
  * meanwhile.
  */
 export async function loadCatalogue(
   tx: SQL,
   catalogue: readonly CatalogueEntry[],
-  { cover, ifEmpty = false }: LoadOptions,
+  { cover, ifNeverWritten = false }: LoadOptions,
 ): Promise<{ artists: number; albums: number } | undefined> {
-  if (ifEmpty) {
+  if (ifNeverWritten) {
     await tx`SELECT stripe FROM rl_tallies WHERE name = 'artists' ORDER BY stripe FOR UPDATE`
     // A statement after the lock: under READ COMMITTED, it sees what a seeder before us committed.
-    if (!(await isEmpty(tx))) return undefined
+    if (!(await neverWritten(tx))) return undefined
   }
   const albumTotal = catalogue.reduce((sum, entry) => sum + entry.albums.length, 0)
   if (catalogue.length === 0) return { artists: 0, albums: 0 }

@@ -337,11 +337,11 @@ const CATALOGUE: CatalogueEntry[] = [
 ]
 
 describe.skipIf(skip)('SqlStore: seeding, snapshot and restore', () => {
-  test('load: ids from the counters, covers from those ids, ifEmpty on a filled store loads nothing', async () => {
+  test('load: ids from the counters, covers from those ids, ifNeverWritten on a filled store loads nothing', async () => {
     const sql = await replica()
     expect(await sql.isEmpty()).toBe(true)
     const cover = (kind: 'artist' | 'album', id: number) => `/covers/${kind}/${id}.svg`
-    expect(await sql.load(CATALOGUE, { cover, ifEmpty: true })).toEqual({ artists: 3, albums: 3 })
+    expect(await sql.load(CATALOGUE, { cover, ifNeverWritten: true })).toEqual({ artists: 3, albums: 3 })
     expect(await sql.isEmpty()).toBe(false)
     expect(exact((await sql.artists.list({ limit: 10, offset: 0 })).items)).toEqual([
       { id: 1, name: 'Charly García', band: 'Serú Girán', image: '/covers/artist/1.svg' },
@@ -355,10 +355,25 @@ describe.skipIf(skip)('SqlStore: seeding, snapshot and restore', () => {
       ],
       total: 2,
     })
-    expect(await sql.load(CATALOGUE, { ifEmpty: true })).toBeUndefined()
+    expect(await sql.load(CATALOGUE, { ifNeverWritten: true })).toBeUndefined()
     expect(await sql.load(CATALOGUE)).toEqual({ artists: 3, albums: 3 })
     expect((await sql.artists.insert({ name: 'Next' })).id).toBe(7)
     expect((await sql.artists.list({ limit: 1, offset: 0 })).total).toBe(7)
+  })
+
+  test('ifNeverWritten: an empty database whose ids were ever drawn from was written, and is not seeded', async () => {
+    for (const sequence of ['rl_artist_ids', 'rl_album_ids', 'rl_user_ids', 'rl_credential_ids']) {
+      const database = await emptyDatabase()
+      const sql = await replica(database)
+      expect(await sql.isEmpty()).toBe(true)
+      // What rows deleted by hand, or an earlier life of the database, leave behind.
+      await inspect(database).unsafe(`SELECT nextval('${sequence}')`)
+      expect({ sequence, loaded: await sql.load(CATALOGUE, { ifNeverWritten: true }) }).toEqual({
+        sequence,
+        loaded: undefined,
+      })
+      expect(await sql.isEmpty()).toBe(true)
+    }
   })
 
   test('snapshot, then writes, then restore: records and counters as they were', async () => {
@@ -476,7 +491,7 @@ describe.skipIf(skip)('SqlStore: two replicas over one database', () => {
   test('eight replicas seeding one empty database at once: exactly one loads', async () => {
     const database = await pg.freshDatabase()
     const replicas = await Promise.all(Array.from({ length: 8 }, () => replica(database)))
-    const outcomes = await Promise.all(replicas.map((store) => store.load(CATALOGUE, { ifEmpty: true })))
+    const outcomes = await Promise.all(replicas.map((store) => store.load(CATALOGUE, { ifNeverWritten: true })))
     expect(outcomes.filter((outcome) => outcome !== undefined)).toEqual([{ artists: 3, albums: 3 }])
     expect((await replicas[0]?.artists.list({ limit: 100, offset: 0 }))?.total).toBe(3)
     const [count] = await inspect(database)`SELECT count(*)::int AS n FROM rl_artists`
