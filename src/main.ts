@@ -4,13 +4,21 @@ import { banner } from './banner.ts'
 import { parseArgs, USAGE, UsageError } from './config.ts'
 import { checkHealth } from './healthcheck.ts'
 import { printErrorLine, printLine } from './log.ts'
+import { BackupDirError } from './ops/backup-dir-error.ts'
 import { SeedError } from './seed/seed-error.ts'
 import { startServer } from './server.ts'
 import { DataFileError, DataFileLockedError } from './store/json-file/errors.ts'
 import { DatabaseUnavailableError } from './store/store.ts'
 
 /** Errors that stop start-up with exit code 2 and one line, without a stack. */
-const STARTUP_ERRORS = [UsageError, DataFileError, DataFileLockedError, SeedError, DatabaseUnavailableError]
+const STARTUP_ERRORS = [
+  UsageError,
+  DataFileError,
+  DataFileLockedError,
+  SeedError,
+  DatabaseUnavailableError,
+  BackupDirError,
+]
 
 async function main(argv: string[]): Promise<void> {
   const invocation = parseArgs(argv, process.env)

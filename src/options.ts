@@ -315,7 +315,8 @@ export const SERVER_OPTIONS = {
   }),
   /**
    * Take a backup of the store every this many milliseconds (at least 1,000) while serving, into `backupDir`, keeping
-   * the newest `backupKeep`; off by default. A backup that fails is logged and tried again a minute later.
+   * the newest `backupKeep` and daily and weekly generations (src/ops/backup-generations.ts); off by default. A backup
+   * that fails is logged and tried again a minute later.
    */
   backupEveryMs: declare({
     flag: 'backup-every',
@@ -336,14 +337,14 @@ export const SERVER_OPTIONS = {
     help: 'where they go',
     commands: { serve: 'env' },
   }),
-  /** How many scheduled backups to keep, the oldest removed past it; 7. */
+  /** How many of the newest scheduled backups to keep, besides the newest of each of 7 days and 5 weeks; 7. */
   backupKeep: declare({
     flag: 'backup-keep',
     env: 'ROCK_LEGENDS_BACKUP_KEEP',
     value: 'N',
     kind: wholeNumber(1, 10_000),
     default: '7',
-    help: 'how many to keep, the oldest removed',
+    help: 'how many of the newest to keep, besides the newest of each of 7 days and 5 weeks',
     commands: { serve: 'env' },
   }),
   /** Journal size in bytes that triggers a compaction of the data file, a tuning knob; the store's default if unset. */

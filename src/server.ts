@@ -163,6 +163,10 @@ export async function startServer(options: ServerOptions & Pick<AppOptions, 'eve
           metrics?.backups.failed()
           log.error('a scheduled backup failed; it is tried again within a minute', error)
         },
+        removed: (file) => log.info(`backup removed: ${file} (no generation keeps it)`),
+        foreign: (file, why) => log.error(`left alone ${file}, which this server did not write: ${why}`),
+        tightened: (dir, mode) =>
+          log.info(`made the backup directory ${dir} 0700 (it was ${mode.toString(8)}): backups hold password hashes`),
       })
     } catch (error) {
       await Promise.all([server.stop(true), metricsServer?.stop(true)])

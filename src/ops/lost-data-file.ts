@@ -8,7 +8,7 @@
 import { existsSync, readdirSync } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
 import { lockShowsServed } from '../store/json-file/lock.ts'
-import { scheduledBackups } from './scheduled-backups.ts'
+import { backupsIn } from './scheduled-backups.ts'
 
 /** Why a missing data file at `file` was lost rather than never made, or `undefined` when nothing shows it existed. */
 export function lostDataFileProblem(file: string, backupDir: string): string | undefined {
@@ -24,7 +24,7 @@ export function lostDataFileProblem(file: string, backupDir: string): string | u
     : []
   if (aside.length > 0) signs.push(`${join(directory, aside.sort().at(-1) as string)} is a restore's copy of it`)
   const backups = resolve(backupDir)
-  const found = existsSync(backups) ? scheduledBackups(backups) : []
+  const found = existsSync(backups) ? backupsIn(backups) : []
   const newest = found.at(-1)
   if (newest)
     signs.push(`${backups} holds ${found.length} backup${found.length === 1 ? '' : 's'} (the newest ${newest})`)

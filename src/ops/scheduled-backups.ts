@@ -2,69 +2,197 @@
  * Scheduled backups of a running server (`--backup-every`): every interval, a backup of the store taken while the
  * server serves (`onlineBackup`: a moment's snapshot, then the text a thousand records at a time), written to the
  * backup directory under a name with its time (`rock-legends-20261125T210500Z.json`), whole or not at all
- * (`writeBackupFile`: a temporary name, fsync, rename); then the oldest past `keep` are removed. A backup that fails is
- * logged and tried again a minute later (or at the next interval, if sooner), and leaves no file under a final name.
+ * (`writeBackupFile`: a temporary name, fsync, rename); then the backups no generation keeps are removed
+ * (src/ops/backup-generations.ts). A backup that fails is logged and tried again a minute later (or at the next
+ * interval, if sooner), and leaves no file under a final name.
+ *
+ * The directory is this user's alone (mode 0700: backups hold password hashes), made so if it is not, and refused
+ * when it is another user's that others may write in. Only files this server wrote are ever removed, recognised by
+ * what they are (a regular file of this user's, not a link, that begins as a backup does), not by their names: a
+ * file planted under a backup's name is left alone, and said so.
  */
-import { mkdirSync, readdirSync } from 'node:fs'
+import { chmodSync, closeSync, lstatSync, mkdirSync, openSync, readdirSync, readSync, statSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
+import { READ_EXISTING } from '../store/json-file/owned-file.ts'
 import type { Store } from '../store/store.ts'
+import { BackupDirError } from './backup-dir-error.ts'
 import { writeBackupFile } from './backup-file.ts'
-import type { StoreKind } from './backup-format.ts'
+import { BACKUP_FORMAT, type StoreKind } from './backup-format.ts'
+import { backupsToRemove, type DatedBackup } from './backup-generations.ts'
 import { onlineBackup } from './online-backup.ts'
 
 /** When and where scheduled backups go. */
 export interface BackupSchedule {
   everyMs: number
   dir: string
-  /** How many backups to keep; the oldest beyond go. */
+  /** How many of the newest backups to keep, besides the newest of each day and week (backup-generations.ts). */
   keep: number
 }
 
-/** What the schedule reports: each backup written, and each failure (it is tried again). */
+/** What the schedule reports: each backup written, removed or left alone, and each failure (it is tried again). */
 export interface BackupEvents {
   written(file: string, ms: number): void
   failed(error: unknown): void
+  /** A backup no generation keeps any more was removed. */
+  removed(file: string): void
+  /** A file under a backup's name that this server did not write, left alone: `why` says what it is. */
+  foreign(file: string, why: string): void
+  /** The directory was this user's but others could read or write it: it is 0700 now. */
+  tightened(dir: string, mode: number): void
 }
 
-/** The names scheduled backups are written under: their time, so that the names sort as the times do. */
-const NAME = /^rock-legends-\d{8}T\d{6}Z\.json$/
+/** The names scheduled backups are written under: their time (and a number, past a name taken by another file). */
+const NAME = /^rock-legends-(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z(?:-\d+)?\.json$/
 
 /** How soon a failed backup is tried again, at most. */
 const RETRY_MS = 60_000
 
-/** The directory's scheduled backups, oldest first. */
+/** The directory's scheduled backups by name (their own or not), oldest first. */
 export function scheduledBackups(dir: string): string[] {
   return readdirSync(dir)
     .filter((name) => NAME.test(name))
     .sort()
 }
 
+/** When the backup `name` was taken, as its name says. */
+function takenAt(name: string): Date {
+  const [, year, month, day, hour, minute, second] = (NAME.exec(name) ?? []).map(Number)
+  return new Date(Date.UTC(year ?? 0, (month ?? 1) - 1, day, hour, minute, second))
+}
+
+const OWN_START = `{"format":"${BACKUP_FORMAT}"`
+
 /**
- * Starts taking backups of `store` on `schedule`; the directory is made (mode 0700: backups hold password hashes) at
- * once, so a directory that cannot be made stops the start-up. `stop()` ends the schedule and waits for a backup in
+ * Why `file` is not a backup (`undefined` when it is): a link, not a regular file, or a file that does not begin as
+ * a backup does. With `owned`, also a file of another user: only this user's are this server's to remove. Nothing
+ * is followed.
+ */
+function notABackup(file: string, owned: boolean): string | undefined {
+  let stats: ReturnType<typeof lstatSync>
+  try {
+    stats = lstatSync(file)
+  } catch {
+    return 'gone'
+  }
+  if (stats.isSymbolicLink()) return 'a link'
+  if (!stats.isFile()) return 'not a regular file'
+  const uid = process.geteuid?.()
+  if (owned && uid !== undefined && stats.uid !== uid) return `a file of another user (uid ${stats.uid})`
+  let fd: number
+  try {
+    fd = openSync(file, READ_EXISTING)
+  } catch {
+    return 'a file that cannot be read'
+  }
+  try {
+    const head = Buffer.alloc(OWN_START.length)
+    const read = readSync(fd, head, 0, head.length, 0)
+    return head.toString('utf8', 0, read) === OWN_START ? undefined : 'not a backup'
+  } finally {
+    closeSync(fd)
+  }
+}
+
+/** Why `file` is not a backup this server wrote (`undefined` when it is). */
+const notOurs = (file: string) => notABackup(file, true)
+
+/**
+ * The backups in `dir` under scheduled backups' names, whoever wrote them, oldest first: what shows that a store
+ * was backed up there. Files under such names that are not backups are not counted.
+ */
+export function backupsIn(dir: string): string[] {
+  return scheduledBackups(dir).filter((name) => notABackup(join(dir, name), false) === undefined)
+}
+
+/**
+ * Makes `dir` ready for backups: made if missing (0700), made 0700 if it is this user's and open to others, and
+ * refused ({@link BackupDirError}) if it is another user's that others may write in, or not a directory. Returns the
+ * mode it had when that was changed.
+ */
+export function prepareBackupDir(dir: string): number | undefined {
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 })
+  } catch (error) {
+    throw new BackupDirError(`cannot make the backup directory ${dir}: ${(error as Error).message}`)
+  }
+  const stats = statSync(dir)
+  if (!stats.isDirectory()) throw new BackupDirError(`the backup directory ${dir} is not a directory`)
+  const uid = process.geteuid?.()
+  if (uid === undefined) return undefined
+  const mode = stats.mode & 0o7777
+  if (stats.uid === uid) {
+    if ((mode & 0o7077) === 0) return undefined
+    chmodSync(dir, 0o700)
+    return mode
+  }
+  if ((mode & 0o022) !== 0)
+    throw new BackupDirError(
+      `others may write in the backup directory ${dir} (mode ${mode.toString(8)}, owned by uid ${stats.uid}): they could plant or replace backups there. Use a directory of this user's own (uid ${uid}), or let the server make one (it makes it 0700)`,
+    )
+  return undefined
+}
+
+/**
+ * Starts taking backups of `store` on `schedule`; the directory is prepared at once (see {@link prepareBackupDir}),
+ * so a directory that cannot be used stops the start-up. `stop()` ends the schedule and waits for a backup in
  * progress.
  */
 export function scheduleBackups(store: Store, kind: StoreKind, schedule: BackupSchedule, events: BackupEvents) {
   const dir = resolve(schedule.dir)
-  mkdirSync(dir, { recursive: true, mode: 0o700 })
+  const was = prepareBackupDir(dir)
+  if (was !== undefined) events.tightened(dir, was)
   let timer: ReturnType<typeof setTimeout> | undefined
   let running: Promise<void> | undefined
   let stopped = false
 
+  // Each file left alone is named once, not at every backup.
+  const named = new Set<string>()
+
+  /**
+   * The name of a backup taken at `stamp`: its time, or, when a file that is not one of this server's holds that
+   * name, its time and a number; `undefined` when this second's backup is written already (a very short interval).
+   */
+  const nameFor = (stamp: string): string | undefined => {
+    const taken = new Set(readdirSync(dir))
+    const name = `rock-legends-${stamp}.json`
+    if (!taken.has(name)) return name
+    const why = notOurs(join(dir, name))
+    if (why === undefined) return undefined
+    named.add(name)
+    events.foreign(join(dir, name), `${why}; this backup is written under another name`)
+    for (let n = 2; n < 100; n++)
+      if (!taken.has(`rock-legends-${stamp}-${n}.json`)) return `rock-legends-${stamp}-${n}.json`
+    throw new Error(`every name for the backup of ${stamp} in ${dir} is taken by a file this server did not write`)
+  }
+
+  /** Removes the backups of this server's that no generation keeps; names what it leaves alone. */
+  const rotate = async () => {
+    const own: DatedBackup[] = []
+    for (const name of scheduledBackups(dir)) {
+      const why = notOurs(join(dir, name))
+      if (why === undefined) own.push({ name, takenAt: takenAt(name) })
+      else if (why !== 'gone' && !named.has(name)) {
+        named.add(name)
+        events.foreign(join(dir, name), why)
+      }
+    }
+    for (const { name } of backupsToRemove(own, schedule.keep)) {
+      await rm(join(dir, name), { force: true })
+      events.removed(join(dir, name))
+    }
+  }
+
   const take = async (): Promise<boolean> => {
     const started = performance.now()
     try {
-      const { takenAt, pieces } = await onlineBackup(store, kind)
-      let file = join(dir, `rock-legends-${takenAt.replaceAll(/[-:]|\.\d+/g, '')}.json`)
-      // Two backups in one second (a very short interval): the second waits for the next name.
-      if (scheduledBackups(dir).includes(file.slice(dir.length + 1))) return true
+      const { takenAt: at, pieces } = await onlineBackup(store, kind)
+      const name = nameFor(at.replaceAll(/[-:]|\.\d+/g, ''))
+      if (name === undefined) return true
+      const file = join(dir, name)
       await writeBackupFile(file, pieces)
       events.written(file, performance.now() - started)
-      for (const old of scheduledBackups(dir).slice(0, -schedule.keep)) {
-        file = join(dir, old)
-        await rm(file, { force: true })
-      }
+      await rotate()
       return true
     } catch (error) {
       events.failed(error)

@@ -70,12 +70,13 @@ export interface ServerOptions {
   metrics?: string
   /**
    * Take a backup of the store every this many milliseconds (at least 1,000) while serving, into `backupDir`, keeping
-   * the newest `backupKeep`; off by default. A backup that fails is logged and tried again a minute later.
+   * the newest `backupKeep` and daily and weekly generations (src/ops/backup-generations.ts); off by default. A backup
+   * that fails is logged and tried again a minute later.
    */
   backupEveryMs?: number
   /** Where scheduled backups go; `./backups` by default. */
   backupDir?: string
-  /** How many scheduled backups to keep, the oldest removed past it; 7. */
+  /** How many of the newest scheduled backups to keep, besides the newest of each of 7 days and 5 weeks; 7. */
   backupKeep?: number
   /** Journal size in bytes that triggers a compaction of the data file, a tuning knob; the store's default if unset. */
   compactAfterBytes?: number
