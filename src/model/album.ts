@@ -4,7 +4,7 @@
  */
 import { type Static, Type } from '@sinclair/typebox'
 import { acceptedProperties, servedProperties, storedProperties } from './form.ts'
-import { IMAGE_RULES, NAME_RULES, RECORD_ID } from './rules.ts'
+import { IMAGE_RULES, NAME_RULES, RECORD_ID, STORED_ID } from './rules.ts'
 
 /** The earliest year an album may carry. */
 export const FIRST_YEAR = 1900
@@ -62,13 +62,18 @@ export const AlbumInput = (latestYear: number) =>
 /** What a client sends to add an album. */
 export type AlbumInput = Static<ReturnType<typeof AlbumInput>>
 
-const storedId = Type.Integer({ minimum: 1 })
+// What a stored album must be: what a client may send, but for the latest year, which moves on with time.
+const storedRules = { ...rules(Number.MAX_SAFE_INTEGER), year: { minimum: FIRST_YEAR } }
 
 /**
  * An album as a data file may hold it: files written by 0.1 builds hold null for unset fields
  * (src/model/upgrade.ts).
  */
-export const StoredAlbum = Type.Object({ id: storedId, artistId: storedId, ...storedProperties(fields, required) })
+export const StoredAlbum = Type.Object({
+  id: STORED_ID,
+  artistId: STORED_ID,
+  ...storedProperties(fields, storedRules, required),
+})
 
 /**
  * The fields to store for a client's album: the name trimmed, null unset, `id` dropped (the store assigns it). Used

@@ -4,7 +4,7 @@
  */
 import { type Static, Type } from '@sinclair/typebox'
 import { acceptedProperties, servedProperties, storedProperties } from './form.ts'
-import { IMAGE_RULES, NAME_RULES, RECORD_ID, TEXT_RULES } from './rules.ts'
+import { IMAGE_RULES, NAME_RULES, RECORD_ID, STORED_ID, TEXT_RULES } from './rules.ts'
 
 /** Each field of an artist, as served and documented. */
 const fields = {
@@ -77,7 +77,7 @@ export type ArtistInput = Static<typeof ArtistInput>
  * An artist as a data file may hold it: files written by 0.1 builds hold null for unset fields
  * (src/model/upgrade.ts).
  */
-export const StoredArtist = Type.Object({ id: Type.Integer({ minimum: 1 }), ...storedProperties(fields, required) })
+export const StoredArtist = Type.Object({ id: STORED_ID, ...storedProperties(fields, rules, required) })
 
 /**
  * The fields to store for a client's artist: the name and band trimmed, a blank band unset, null unset, `id`

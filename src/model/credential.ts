@@ -68,7 +68,11 @@ export const Credential = Type.Object({
 export type Credential = Static<typeof Credential>
 
 /** A credential as a data file, a journal or a backup may hold it: those written before epochs have none (upgrade.ts). */
-export const StoredCredential = Type.Object({ ...Credential.properties, epoch: Type.Optional(epoch) })
+export const StoredCredential = Type.Object({
+  ...Credential.properties,
+  name: nullable(Type.String(SHORT_NAME_RULES)),
+  epoch: Type.Optional(epoch),
+})
 
 /**
  * The fields of a new credential. `epoch` is the account's credentials epoch as its issuer read it, before the check

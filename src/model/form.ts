@@ -70,12 +70,20 @@ export function acceptedProperties<F extends TProperties, const R extends keyof 
   ) as Accepted<F, R>
 }
 
-/** The properties of a record in a data file: the types as served, where optional fields may also be null. */
-export function storedProperties<F extends TProperties, const R extends keyof F>(fields: F, required: readonly R[]) {
+/**
+ * The properties of a record in a data file: the types as served, where optional fields may also be null, each held
+ * to `rules`, those a client's value follows (but for what changes with time, such as the latest year), so that a
+ * backup or data file holds nothing the API would refuse.
+ */
+export function storedProperties<F extends TProperties, const R extends keyof F>(
+  fields: F,
+  rules: { [K in keyof F]?: Rules },
+  required: readonly R[],
+) {
   return build(
     fields,
     required,
-    (field) => field,
+    (field, key) => withRules(field, rules[key]),
     (field) => Type.Union([field, Type.Null()]),
   ) as Stored<F, R>
 }

@@ -61,5 +61,11 @@ export const RECORD_ID = Type.Integer({
   examples: [1],
 })
 
-/** The id of a stored record, as a data file or backup must hold it. */
-export const STORED_ID = Type.Integer({ minimum: 1 })
+/**
+ * The id of a stored record, as a data file or backup must hold it: a safe integer, which every JSON client reads
+ * exactly (past 2^53 − 1, two ids can be the same number).
+ */
+export const STORED_ID = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER })
+
+/** The counter of a collection: the last id it gave, 0 before the first (a store gives no id past a safe integer). */
+export const STORED_COUNTER = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })

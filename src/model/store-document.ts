@@ -8,6 +8,7 @@ import { type Static, Type } from '@sinclair/typebox'
 import { type Album, StoredAlbum } from './album.ts'
 import { type Artist, StoredArtist } from './artist.ts'
 import { type Credential, StoredCredential } from './credential.ts'
+import { STORED_COUNTER } from './rules.ts'
 import { StoredUser, type User } from './user.ts'
 
 /** The collections of a document, in the order a document, a backup and a report list them. */
@@ -23,10 +24,10 @@ export type Collection = (typeof COLLECTIONS)[number]
 export const StoreDocument = Type.Object({
   version: Type.Literal(1),
   counters: Type.Object({
-    artists: Type.Integer(),
-    albums: Type.Integer(),
-    users: Type.Integer(),
-    credentials: Type.Integer(),
+    artists: STORED_COUNTER,
+    albums: STORED_COUNTER,
+    users: STORED_COUNTER,
+    credentials: STORED_COUNTER,
   }),
   artists: Type.Array(StoredArtist),
   albums: Type.Array(StoredAlbum),

@@ -126,6 +126,9 @@ export type User = Static<typeof User>
  */
 export const StoredUser = Type.Object({
   ...User.properties,
+  // Held to what sign-up accepts; the hash's form and cost are checked apart (model/password-hash.ts).
+  name: Type.String(SHORT_NAME_RULES),
+  email: Type.String(emailRules('As typed at sign-up, trimmed and lower-cased.')),
   disabledAt: Type.Optional(disabledAt),
   credentialsEpoch: Type.Optional(credentialsEpoch),
 })

@@ -1,5 +1,7 @@
 import { KEY_PREFIX, TOKEN_PREFIX } from '../auth/secrets.ts'
 import { emailKey } from '../model/email.ts'
+import { fieldDetail, type ValueErrorLike } from '../model/field-detail.ts'
+import { passwordHashProblem } from '../model/password-hash.ts'
 import { COLLECTIONS, StoreDocument } from '../model/store-document.ts'
 import { lazyCheck } from '../store/document/document.ts'
 
@@ -13,8 +15,6 @@ export interface Problem {
 const MAX_SCHEMA_ERRORS = 100
 
 const documentCheck = lazyCheck(StoreDocument)
-/** A PHC string of argon2id, as `Bun.password` and @node-rs/argon2 write it: version, parameters, salt, hash. */
-const ARGON2ID = /^\$argon2id\$v=19\$m=\d+,t=\d+,p=\d+\$[A-Za-z0-9+/]{11,}\$[A-Za-z0-9+/]{16,}$/
 /** The SHA-256 of a token's or key's secret, hex-encoded (auth/secrets.ts). */
 const SECRET_HASH = /^[0-9a-f]{64}$/
 
@@ -29,7 +29,10 @@ const records = (value: Record<string, unknown>, name: string): Record<string, u
  * under `at`: what the document's schema refuses (`StoreDocument`, which the server checks a data file against at start-up), ids unique and
  * increasing in each collection, each counter at or past every id of its collection (ids are never reused), every
  * album's artist and every credential's user present, emails unique in their folded form (what the database's index
- * enforces), password hashes argon2id PHC strings, and credential hashes hex SHA-256 under a prefix of their kind.
+ * enforces), password hashes argon2id PHC strings at no more cost than this server's (model/password-hash.ts), and
+ * credential hashes hex SHA-256 under a prefix of their kind. The schema holds every field to the API's own rules:
+ * no U+0000 or unpaired surrogate, the lengths and patterns a client's value must have, ids and counters safe
+ * integers.
  * Records are otherwise read generically: a field a later build adds is left to the schema.
  */
 export function storeProblems(value: unknown, at = ''): Problem[] {
@@ -45,7 +48,7 @@ export function storeProblems(value: unknown, at = ''): Problem[] {
         add('', `more problems of shape than the first ${MAX_SCHEMA_ERRORS} named here`)
         break
       }
-      add(error.path || '/', error.message)
+      add(error.path || '/', fieldDetail(error as ValueErrorLike))
     }
   }
   if (!isObject(value)) return problems
@@ -77,8 +80,8 @@ export function storeProblems(value: unknown, at = ''): Problem[] {
   })
   const emails = new Map<string, unknown>()
   records(value, 'users').forEach((user, index) => {
-    if (typeof user.passwordHash === 'string' && !ARGON2ID.test(user.passwordHash))
-      add(`/users/${index}/passwordHash`, `user ${user.id}'s password hash is not an argon2id PHC string`)
+    const hashProblem = typeof user.passwordHash === 'string' ? passwordHashProblem(user.passwordHash) : undefined
+    if (hashProblem) add(`/users/${index}/passwordHash`, `user ${user.id}'s password hash ${hashProblem}`)
     if (typeof user.email !== 'string') return
     const key = emailKey(user.email)
     const other = emails.get(key)

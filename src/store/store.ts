@@ -66,6 +66,17 @@ export class DatabaseUnavailableError extends StoreUnavailableError {
   override readonly kind = 'database-unavailable'
 }
 
+/**
+ * Raised by a write that would give an id past 2^53 − 1, which JSON clients cannot tell from its neighbours: the
+ * write is refused as one the store cannot make (503), and the log says which collection ran out.
+ */
+export class IdsExhaustedError extends StoreUnavailableError {
+  override name = 'IdsExhaustedError'
+  constructor(readonly collection: string) {
+    super(`the ${collection} have used every id up to ${Number.MAX_SAFE_INTEGER}: no new one can be given`)
+  }
+}
+
 /** Raised by `users.insert` when the email (compared in its folded form, see `emailKey`) is already registered. */
 export class DuplicateEmailError extends Error {
   override name = 'DuplicateEmailError'

@@ -12,6 +12,7 @@ import { openJsonFileStore } from '../../src/store/json-file/json-file.ts'
 import type { Store } from '../../src/store/store.ts'
 import { testApp } from '../helpers.ts'
 import { removeDir, tempDir } from '../support/binary.ts'
+import { STORED_HASH } from '../support/passwords.ts'
 import { skipWithoutPostgres, type TestPostgres, testPostgres } from '../support/postgres.ts'
 import { bearer, CARLOS } from './helpers.ts'
 
@@ -221,7 +222,7 @@ describe('a token of an older epoch than its account is refused at use (data wri
             id: 1,
             name: 'Carlos',
             email: CARLOS.email,
-            passwordHash: 'plain:x',
+            passwordHash: STORED_HASH,
             createdAt: '2026-01-01T00:00:00.000Z',
             disabledAt: null,
             credentialsEpoch: 1,

@@ -6,6 +6,7 @@ import { emailKey } from '../../src/model/email.ts'
 import { openJsonFileStore } from '../../src/store/json-file/json-file.ts'
 import { testApp } from '../helpers.ts'
 import { removeDir, tempDir } from '../support/binary.ts'
+import { STORED_HASH } from '../support/passwords.ts'
 
 const SIGNUP = '/api/v1/user/signup'
 const LOGIN = '/api/v1/user/login'
@@ -87,7 +88,13 @@ describe('a data file written before emails were folded', () => {
 
   test('loads unchanged; of two look-alike addresses, the first registered keeps it', async () => {
     const file = join(dir, 'db.json')
-    const user = (id: number, email: string) => ({ id, name: `U${id}`, email, passwordHash: 'x', createdAt: 'then' })
+    const user = (id: number, email: string) => ({
+      id,
+      name: `U${id}`,
+      email,
+      passwordHash: STORED_HASH,
+      createdAt: 'then',
+    })
     writeFileSync(
       file,
       JSON.stringify({

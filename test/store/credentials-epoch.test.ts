@@ -12,6 +12,7 @@ import { AccountChangedError, type Store } from '../../src/store/store.ts'
 import { bearer, CARLOS } from '../accounts/helpers.ts'
 import { testApp } from '../helpers.ts'
 import { removeDir, tempDir } from '../support/binary.ts'
+import { OTHER_STORED_HASH, STORED_HASH } from '../support/passwords.ts'
 import { skipWithoutPostgres, type TestPostgres, testPostgres } from '../support/postgres.ts'
 
 // The credentials epoch in the stores: a credential is inserted only while its account is enabled and still at the
@@ -20,7 +21,7 @@ import { skipWithoutPostgres, type TestPostgres, testPostgres } from '../support
 // accounts service are in test/accounts/login-races.test.ts.
 
 const AT = '2026-06-01T00:00:00.000Z'
-const user = (email: string) => ({ name: 'U', email, passwordHash: 'h', createdAt: 'now', disabledAt: null })
+const user = (email: string) => ({ name: 'U', email, passwordHash: STORED_HASH, createdAt: 'now', disabledAt: null })
 const credential = (userId: number, epoch: number, kind: 'token' | 'key' = 'token'): NewCredential => ({
   userId,
   kind,
@@ -62,9 +63,16 @@ function epochSuite(open: () => Promise<Store>) {
     const tokens = [await s.credentials.insert(credential(id, 0)), await s.credentials.insert(credential(id, 0))]
     const key = await s.credentials.insert(credential(id, 0, 'key'))
     const theirs = await s.credentials.insert(credential(other.id, 0))
-    const changed = await s.users.startEpoch(id, { passwordHash: 'h2' }, AT)
-    expect(changed).toMatchObject({ revokedTokens: 2, user: { id, passwordHash: 'h2', credentialsEpoch: 1 } })
-    expect(await s.users.get(id)).toMatchObject({ passwordHash: 'h2', credentialsEpoch: 1, disabledAt: null })
+    const changed = await s.users.startEpoch(id, { passwordHash: OTHER_STORED_HASH }, AT)
+    expect(changed).toMatchObject({
+      revokedTokens: 2,
+      user: { id, passwordHash: OTHER_STORED_HASH, credentialsEpoch: 1 },
+    })
+    expect(await s.users.get(id)).toMatchObject({
+      passwordHash: OTHER_STORED_HASH,
+      credentialsEpoch: 1,
+      disabledAt: null,
+    })
     for (const token of tokens) expect((await s.credentials.findByHash(token.hash))?.revokedAt).toBe(AT)
     expect((await s.credentials.findByHash(key.hash))?.revokedAt).toBeNull()
     expect((await s.credentials.findByHash(theirs.hash))?.revokedAt).toBeNull()
@@ -125,7 +133,7 @@ describe('data files written before credentials epochs', () => {
       id,
       name: 'Carlos',
       email,
-      passwordHash: 'plain:x',
+      passwordHash: STORED_HASH,
       createdAt: 'then',
       disabledAt: null,
     })
@@ -186,7 +194,9 @@ describe('data files written before credentials epochs', () => {
           counters: { artists: 0, albums: 0, users: 1, credentials: 0 },
           artists: [],
           albums: [],
-          users: [{ id: 1, name: 'C', email: 'c@b.co', passwordHash: 'h', createdAt: 'then', credentialsEpoch: bad }],
+          users: [
+            { id: 1, name: 'C', email: 'c@b.co', passwordHash: STORED_HASH, createdAt: 'then', credentialsEpoch: bad },
+          ],
           credentials: [],
         }),
       )
@@ -252,7 +262,7 @@ describe.skipIf(skip)('the SQL store', () => {
       await release
     })
     await locked.promise
-    const reset = store.users.startEpoch(id, { passwordHash: 'h2' }, AT)
+    const reset = store.users.startEpoch(id, { passwordHash: OTHER_STORED_HASH }, AT)
     await waitingForLock()
     resolve()
     await held

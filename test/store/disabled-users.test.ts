@@ -8,6 +8,7 @@ import { migrate } from '../../src/store/sql/migrate.ts'
 import { LATEST_VERSION, MIGRATIONS } from '../../src/store/sql/migrations.ts'
 import type { Store } from '../../src/store/store.ts'
 import { removeDir, tempDir } from '../support/binary.ts'
+import { OTHER_STORED_HASH, STORED_HASH } from '../support/passwords.ts'
 import { skipWithoutPostgres, type TestPostgres, testPostgres } from '../support/postgres.ts'
 
 // Accounts the operator can disable (`disabledAt`): data written before the field existed loads unchanged, and both
@@ -19,7 +20,7 @@ beforeEach(() => {
 })
 afterEach(() => removeDir(dir))
 
-const OLD_USER = { id: 1, name: 'Ana', email: 'ana@rock-legends.com', passwordHash: '$argon2id$x', createdAt: 'then' }
+const OLD_USER = { id: 1, name: 'Ana', email: 'ana@rock-legends.com', passwordHash: STORED_HASH, createdAt: 'then' }
 
 describe('data written before accounts could be disabled', () => {
   test('a data file and a journal whose users have no disabledAt load, as enabled accounts, and keep working', async () => {
@@ -55,7 +56,7 @@ describe('data written before accounts could be disabled', () => {
 
 /** The operator's operations every backend implements, checked on `open()`'s store. */
 function operatorSuite(open: () => Promise<Store>) {
-  const user = (email: string) => ({ name: 'U', email, passwordHash: 'h', createdAt: 'now', disabledAt: null })
+  const user = (email: string) => ({ name: 'U', email, passwordHash: STORED_HASH, createdAt: 'now', disabledAt: null })
   const token = (userId: number, expiresAt: string | null, revokedAt: string | null = null) => ({
     userId,
     kind: 'token' as const,
@@ -81,15 +82,15 @@ function operatorSuite(open: () => Promise<Store>) {
     const store = await open()
     const { id } = await store.users.insert(user('a@b.co'))
     expect(await store.users.update(id, { disabledAt: 'when' })).toMatchObject({
-      passwordHash: 'h',
+      passwordHash: STORED_HASH,
       disabledAt: 'when',
     })
-    expect(await store.users.update(id, { passwordHash: 'h2' })).toMatchObject({
-      passwordHash: 'h2',
+    expect(await store.users.update(id, { passwordHash: OTHER_STORED_HASH })).toMatchObject({
+      passwordHash: OTHER_STORED_HASH,
       disabledAt: 'when',
     })
     expect(await store.users.update(id, { disabledAt: null })).toMatchObject({ disabledAt: null })
-    expect(await store.users.get(id)).toMatchObject({ passwordHash: 'h2', disabledAt: null })
+    expect(await store.users.get(id)).toMatchObject({ passwordHash: OTHER_STORED_HASH, disabledAt: null })
     expect(await store.users.update(999, { disabledAt: 'when' })).toBeUndefined()
     await store.close()
   })
@@ -148,14 +149,14 @@ describe.skipIf(skip)('the SQL store', () => {
     pools.push(sql)
     await migrate(sql, { owner: 'release-1', migrations: MIGRATIONS.slice(0, 1) })
     await sql`INSERT INTO rl_users (id, name, email, email_key, password_hash, created_at)
-      VALUES (1, 'Ana', 'ana@b.co', 'ana@b.co', 'h', 'then')`
+      VALUES (1, 'Ana', 'ana@b.co', 'ana@b.co', ${STORED_HASH}, 'then')`
     const { openSqlStore } = await import('../../src/store/sql/sql-store.ts')
     const store = await openSqlStore(pg.url(database), { pool: 2 })
     expect(await store.users.get(1)).toEqual({
       id: 1,
       name: 'Ana',
       email: 'ana@b.co',
-      passwordHash: 'h',
+      passwordHash: STORED_HASH,
       createdAt: 'then',
       disabledAt: null,
       credentialsEpoch: 0,

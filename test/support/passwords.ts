@@ -14,3 +14,14 @@ export const cheapPasswords: PasswordHasher = {
   hash: (password) => hash(password, { algorithm: 2, memoryCost: 8, timeCost: 1, parallelism: 1 }),
   verify: (hashed, password) => verify(hashed, password),
 }
+
+/**
+ * A stored password hash for data files and backups written by hand: the argon2id PHC string of `i-love-rock` at the
+ * lowest cost, which a data file, a backup and `verify` accept (a made-up string such as `h` is refused there).
+ */
+export const STORED_HASH =
+  '$argon2id$v=19$m=8,t=1,p=1$AAD5zJn2lG9UM52je2v90A$vgmcpjIiqCFnrFHZH4m/coxoKwJJACEjLVLVS1Lko0M'
+
+/** A second such hash (of `another-password`), for a password that changes. */
+export const OTHER_STORED_HASH =
+  '$argon2id$v=19$m=8,t=1,p=1$GtL5SMcu+q3ttNY82rjFRg$8fAGxtrUqgq5lALoHjiH9BIevygj6lQnLo1WJXl5pAc'

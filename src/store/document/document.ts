@@ -1,5 +1,7 @@
 import type { TSchema } from '@sinclair/typebox'
 import { type TypeCheck, TypeCompiler } from '@sinclair/typebox/compiler'
+import { fieldDetail, type ValueErrorLike } from '../../model/field-detail.ts'
+import { passwordHashProblem } from '../../model/password-hash.ts'
 import { StoreDocument } from '../../model/store-document.ts'
 
 /**
@@ -49,7 +51,8 @@ export function documentProblem(value: unknown): string | undefined {
   // The compiled check is fast; the error walk is not, so it only runs for a document that failed.
   if (!check.Check(value)) {
     const first = check.Errors(value).First()
-    return first ? `${first.path || '/'}: ${first.message}` : 'not a document'
+    // Worded as the API words a refused field: a value the API refuses is refused here too, for the same reason.
+    return first ? `${first.path || '/'}: ${fieldDetail(first as ValueErrorLike)}` : 'not a document'
   }
   const doc = value as StoreDocument
   for (const name of ['artists', 'albums', 'users', 'credentials'] as const) {
@@ -61,6 +64,11 @@ export function documentProblem(value: unknown): string | undefined {
         return `/${name}/${i}/id: ids must be unique and in increasing order`
       if (current.id > doc.counters[name]) return `/${name}/${i}/id: greater than /counters/${name}`
     }
+  }
+  // A hash that costs more than this server's own would make every login for its account that slow.
+  for (let i = 0; i < doc.users.length; i++) {
+    const problem = passwordHashProblem((doc.users[i] as { passwordHash: string }).passwordHash)
+    if (problem) return `/users/${i}/passwordHash: ${problem}`
   }
   return undefined
 }

@@ -5,6 +5,7 @@ import type { Credential } from '../../model/credential.ts'
 import { emailKey } from '../../model/email.ts'
 import { COLLECTIONS, type Collection, type StoreDocument, type StoreRecord } from '../../model/store-document.ts'
 import type { User } from '../../model/user.ts'
+import { IdsExhaustedError } from '../store.ts'
 import { ArtistLists } from './artist-lists.ts'
 import { indexById, upsert } from './persistence.ts'
 
@@ -107,8 +108,12 @@ export class Records {
     return given === 0 && this.isEmpty() && this.doc.credentials.length === 0
   }
 
-  /** Moves the counter of `collection` on, and returns the id it now gives. */
+  /**
+   * Moves the counter of `collection` on, and returns the id it now gives; {@link IdsExhaustedError} when the next id
+   * would not be a safe integer (two records would then get the same number).
+   */
   nextId(collection: Collection): number {
+    if (this.doc.counters[collection] >= Number.MAX_SAFE_INTEGER) throw new IdsExhaustedError(collection)
     this.doc.counters[collection] += 1
     return this.doc.counters[collection]
   }
