@@ -130,7 +130,7 @@ export const SERVER_OPTIONS = {
     default: './data/db.json',
     embedded: ':memory:',
     emptyRefused: true,
-    help: 'JSON data file, :memory: for no file, or a PostgreSQL or CockroachDB database that several replicas share',
+    help: 'JSON data file, :memory: for no file, or a PostgreSQL database that several replicas share',
     commands: { serve: 'env', ...every(USERS, 'env'), backup: 'env', verify: 'flag', restore: 'flag' },
   }),
   /** Connections in the database pool, per replica, for a database URL; 10. */

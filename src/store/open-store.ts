@@ -32,7 +32,7 @@ export function addressRecorder(data: string): ((address: ServerAddress) => Prom
 
 /**
  * Opens the store named by `--data`: a JSON file path, `:memory:`, or the URL of a database that speaks the
- * PostgreSQL protocol (PostgreSQL, CockroachDB), which any number of replicas may share. Each backend, with the
+ * PostgreSQL protocol (PostgreSQL; CockroachDB is not supported for writes), which any number of replicas may share. Each backend, with the
  * modules it needs, is loaded only when named.
  */
 export async function openStore(data: string, options: StoreOptions = {}): Promise<Store> {
