@@ -5,7 +5,7 @@
  * Brotli's best level takes seconds for the documentation's bundle, so each result is also kept in
  * dist/.precompressed-cache/ under a hash of its input, and a build whose files did not change compresses nothing.
  */
-import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { docsAssets } from '../src/docs/scalar.ts'
 import { compressBest, MIN_COMPRESSED_BYTES } from '../src/http/compression.ts'
@@ -28,13 +28,19 @@ export function precompress(): string[] {
     const bytes = assetBytes(asset)
     // Too small to gain by it: the server sends these as they are.
     if (bytes.byteLength < MIN_COMPRESSED_BYTES) continue
-    const hash = Bun.hash(bytes).toString(36)
+    // The content, the coding and the Bun that compresses (its zlib and zstd) name each result.
+    const hash = Bun.hash(`${Bun.version} ${Bun.hash(bytes)}`).toString(36)
     for (const coding of EMBEDDED_CODINGS) {
       const cached = `${hash}-${coding}`
       used.add(cached)
-      if (!existsSync(join(CACHE, cached))) writeFileSync(join(CACHE, cached), compressBest(bytes, coding))
-      // One directory per coding: the build names each embedded file after its directory and file name, and two
-      // files of one name with different suffixes would otherwise collide.
+      if (!existsSync(join(CACHE, cached))) {
+        // Whole or not at all: a build stopped half-way must not leave a cut result for the next to reuse.
+        const temp = join(CACHE, `.${cached}.${process.pid}.tmp`)
+        writeFileSync(temp, compressBest(bytes, coding))
+        renameSync(temp, join(CACHE, cached))
+      }
+      // One directory per coding: the build names the output of each entry point after its name without its last
+      // suffix, so `x.js.br` and `x.js.gz` side by side would collide.
       mkdirSync(join(PRECOMPRESSED_DIR, coding), { recursive: true })
       const file = join(PRECOMPRESSED_DIR, coding, compressedName(asset.name, coding))
       copyFileSync(join(CACHE, cached), file)

@@ -66,7 +66,9 @@ export async function startServer(options: ServerOptions & Pick<AppOptions, 'eve
   if (data !== IN_MEMORY && !isDatabaseUrl(data) && options.allowNewData !== true) {
     // A lost data file must not come back empty, seeded or not, while the backups of the real one rotate away.
     const { lostDataFileProblem } = await import('./ops/lost-data-file.ts')
-    const lost = lostDataFileProblem(data, options.backupDir ?? defaults.backupDir)
+    // The backup directory shows the file existed only when backups are scheduled: otherwise it is no one's.
+    const backupDir = options.backupEveryMs === undefined ? undefined : (options.backupDir ?? defaults.backupDir)
+    const lost = lostDataFileProblem(data, backupDir)
     if (lost) throw new DataFileError(lost)
   }
   const store = await openStore(data, { compactAfterBytes, pool: dbPool, waitMs: dbWaitMs })

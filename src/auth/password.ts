@@ -23,7 +23,7 @@ const argon2 = () => {
 /** The argon2id hasher, through the @node-rs/argon2 native addon (which `bun build --compile` embeds). */
 export const argon2id: PasswordHasher = {
   hash: async (password) => (await argon2()).hash(password, OPTIONS),
-  // A hash that costs more than this server's own is never verified: its parameters are what a login would spend.
+  // A hash that costs more than a login may spend is never verified: its parameters are what verifying it costs.
   verify: async (hashed, password) =>
     passwordHashProblem(hashed) === undefined && (await argon2()).verify(hashed, password),
 }

@@ -56,14 +56,19 @@ export class ByteCache<V> {
     return entry.value
   }
 
+  /** Whether an entry under `key` estimated at `bytes` is small enough to be kept (see {@link set}). */
+  fits(key: string, bytes: number): boolean {
+    return bytes + key.length * 2 + ENTRY_OVERHEAD <= this.largest
+  }
+
   /**
    * Keeps `value` under `key`, estimated at `bytes` (the key is counted here), evicting the least recently used
    * entries to make room. Returns false, keeping nothing under `key`, when the entry is larger than `largest`.
    */
   set(key: string, value: V, bytes: number): boolean {
     this.delete(key)
+    if (!this.fits(key, bytes)) return false
     const size = bytes + key.length * 2 + ENTRY_OVERHEAD
-    if (size > this.largest) return false
     for (const [oldest, entry] of this.entries) {
       if (this.total + size <= this.budget) break
       this.entries.delete(oldest)

@@ -121,6 +121,15 @@ async function openTarget(config: UsersConfig): Promise<Target | undefined> {
       return throughServer(owner.url, config.apiKey ?? owner.key, `, which owns ${config.data} (pid ${owner.pid})`)
     }
     if (!existsSync(file) && config.command !== 'add') return undefined
+    if (!existsSync(file)) {
+      // `add` makes the data file before a first start; where one was lost, it must not (nor drop its lock).
+      const { lostDataFileProblem } = await import('../ops/lost-data-file.ts')
+      const lost = lostDataFileProblem(file)
+      if (lost)
+        throw new RefusedError(
+          lost.replace('start once with --allow-new-data', 'start the server once with --allow-new-data'),
+        )
+    }
     const { openJsonFileStore } = await import('../store/json-file/json-file.ts')
     try {
       const store = await openJsonFileStore(file)

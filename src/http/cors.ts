@@ -22,28 +22,44 @@ export function cors(origins: readonly string[], requestId?: (request: Request) 
   // No early `return`, and no arrow: Elysia reads a hook's minified text to decide whether to await it, and read the
   // early returns this hook had, minified, as returning a promise (test/http/release-hooks.test.ts). The final
   // `return undefined` is dropped by the minifier; `return new …` is read as it should be.
-  return plugin.onRequest(function corsHeaders({ request, set }: { request: Request; set: { headers: object } }) {
-    const origin = request.headers.get('origin')
-    if (origin && (any || allowed.has(origin))) {
-      const headers = set.headers as Record<string, string>
-      headers['access-control-allow-origin'] = any ? '*' : origin
-      headers.vary = 'Origin'
-      headers['access-control-expose-headers'] = EXPOSED_HEADERS
-      if (request.method === 'OPTIONS' && request.headers.has('access-control-request-method'))
-        return new Response(null, {
-          status: 204,
-          headers: {
-            // Answered before routing, so the security-headers hook never sees this response.
-            ...SECURITY_HEADERS,
-            ...headers,
-            // Answered before routing, so the access log's hooks never see it either: its id comes from here.
-            ...(requestId && { [REQUEST_ID]: requestId(request) }),
-            'access-control-allow-methods': 'GET, HEAD, POST, PUT, DELETE',
-            'access-control-allow-headers': ALLOWED_HEADERS,
-            'access-control-max-age': '600',
-          },
-        })
-    }
-    return undefined
-  })
+  return (
+    plugin
+      .onRequest(function corsHeaders({ request, set }: { request: Request; set: { headers: object } }) {
+        const origin = request.headers.get('origin')
+        if (origin && (any || allowed.has(origin))) {
+          const headers = set.headers as Record<string, string>
+          headers['access-control-allow-origin'] = any ? '*' : origin
+          headers.vary = 'Origin'
+          headers['access-control-expose-headers'] = EXPOSED_HEADERS
+          if (request.method === 'OPTIONS' && request.headers.has('access-control-request-method'))
+            return new Response(null, {
+              status: 204,
+              headers: {
+                // Answered before routing, so the security-headers hook never sees this response.
+                ...SECURITY_HEADERS,
+                ...headers,
+                // Answered before routing, so the access log's hooks never see it either: its id comes from here.
+                ...(requestId && { [REQUEST_ID]: requestId(request) }),
+                'access-control-allow-methods': 'GET, HEAD, POST, PUT, DELETE',
+                'access-control-allow-headers': ALLOWED_HEADERS,
+                'access-control-max-age': '600',
+              },
+            })
+        }
+        return undefined
+      })
+      // Elysia leaves out a header of `set` that the route's own Response has: a compressed answer's `Vary:
+      // Accept-Encoding` would hide `Vary: Origin`, and a shared cache would give one origin's answer to another.
+      .mapResponse(
+        { as: 'global' },
+        function varyOnOrigin({ responseValue, set }: { responseValue: unknown; set: { headers: object } }) {
+          const vary = (set.headers as Record<string, string>).vary
+          if (vary && responseValue instanceof Response) {
+            const own = responseValue.headers.get('vary')
+            if (own && !own.split(',').some((name) => name.trim().toLowerCase() === 'origin'))
+              responseValue.headers.set('vary', `${own}, ${vary}`)
+          }
+        },
+      )
+  )
 }

@@ -151,9 +151,12 @@ export function paginator(budget = CACHE_BUDGET_BYTES) {
       let compressed = served.compressed[coding]
       if (!compressed) {
         compressed = compress(served.body, coding)
-        served.compressed[coding] = compressed
-        served.bytes += compressed.byteLength
-        pages.set(key, served, served.bytes)
+        // Kept with the page while the page still fits the cache's share of one entry; sent either way.
+        if (pages.fits(key, served.bytes + compressed.byteLength)) {
+          served.compressed[coding] = compressed
+          served.bytes += compressed.byteLength
+          pages.set(key, served, served.bytes)
+        }
       }
       // The same weak tag for every coding: the representations are equivalent, and a weak tag says no more.
       return taggedResponse(compressed, served.etag, encodedHeaders(coding))

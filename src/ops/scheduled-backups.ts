@@ -7,11 +7,21 @@
  * interval, if sooner), and leaves no file under a final name.
  *
  * The directory is this user's alone (mode 0700: backups hold password hashes), made so if it is not, and refused
- * when it is another user's that others may write in. Only files this server wrote are ever removed, recognised by
+ * when another user could plant or remove files in it. Only backups of this user's are ever removed, recognised by
  * what they are (a regular file of this user's, not a link, that begins as a backup does), not by their names: a
  * file planted under a backup's name is left alone, and said so.
  */
-import { chmodSync, closeSync, lstatSync, mkdirSync, openSync, readdirSync, readSync, statSync } from 'node:fs'
+import {
+  chmodSync,
+  closeSync,
+  constants,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readSync,
+  statSync,
+} from 'node:fs'
 import { rm } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { READ_EXISTING } from '../store/json-file/owned-file.ts'
@@ -48,11 +58,14 @@ const NAME = /^rock-legends-(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z(?:-\d+)
 /** How soon a failed backup is tried again, at most. */
 const RETRY_MS = 60_000
 
-/** The directory's scheduled backups by name (their own or not), oldest first. */
+/** The number a backup's name carries after its time (`…Z-2.json`), 1 for none. */
+const numberOf = (name: string) => Number(/Z-(\d+)\.json$/.exec(name)?.[1] ?? 1)
+
+/** The directory's files under scheduled backups' names (this server's or not), oldest first. */
 export function scheduledBackups(dir: string): string[] {
   return readdirSync(dir)
     .filter((name) => NAME.test(name))
-    .sort()
+    .sort((a, b) => takenAt(a).getTime() - takenAt(b).getTime() || numberOf(a) - numberOf(b))
 }
 
 /** When the backup `name` was taken, as its name says. */
@@ -64,28 +77,24 @@ function takenAt(name: string): Date {
 const OWN_START = `{"format":"${BACKUP_FORMAT}"`
 
 /**
- * Why `file` is not a backup (`undefined` when it is): a link, not a regular file, or a file that does not begin as
- * a backup does. With `owned`, also a file of another user: only this user's are this server's to remove. Nothing
- * is followed.
+ * Why `file` is not a backup of this server's (`undefined` when it is): a link, not a regular file, a file of another
+ * user, or one that does not begin as a backup does. Nothing is followed, and what is checked is the file opened
+ * (without waiting, should it be a pipe), not its name.
  */
-function notABackup(file: string, owned: boolean): string | undefined {
-  let stats: ReturnType<typeof lstatSync>
-  try {
-    stats = lstatSync(file)
-  } catch {
-    return 'gone'
-  }
-  if (stats.isSymbolicLink()) return 'a link'
-  if (!stats.isFile()) return 'not a regular file'
-  const uid = process.geteuid?.()
-  if (owned && uid !== undefined && stats.uid !== uid) return `a file of another user (uid ${stats.uid})`
+function notOurs(file: string): string | undefined {
   let fd: number
   try {
-    fd = openSync(file, READ_EXISTING)
-  } catch {
-    return 'a file that cannot be read'
+    fd = openSync(file, READ_EXISTING | (constants.O_NONBLOCK ?? 0))
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'ENOENT') return 'gone'
+    return code === 'ELOOP' || code === 'EMLINK' ? 'a link' : 'a file that cannot be read'
   }
   try {
+    const stats = fstatSync(fd)
+    if (!stats.isFile()) return 'not a regular file'
+    const uid = process.geteuid?.()
+    if (uid !== undefined && stats.uid !== uid) return `a file of another user (uid ${stats.uid})`
     const head = Buffer.alloc(OWN_START.length)
     const read = readSync(fd, head, 0, head.length, 0)
     return head.toString('utf8', 0, read) === OWN_START ? undefined : 'not a backup'
@@ -94,41 +103,44 @@ function notABackup(file: string, owned: boolean): string | undefined {
   }
 }
 
-/** Why `file` is not a backup this server wrote (`undefined` when it is). */
-const notOurs = (file: string) => notABackup(file, true)
-
 /**
- * The backups in `dir` under scheduled backups' names, whoever wrote them, oldest first: what shows that a store
- * was backed up there. Files under such names that are not backups are not counted.
+ * The backups of this user's in `dir` under scheduled backups' names, oldest first: what shows that a store was
+ * backed up there. Anything else under such names (another user's file, a link, not a backup) is not counted.
  */
 export function backupsIn(dir: string): string[] {
-  return scheduledBackups(dir).filter((name) => notABackup(join(dir, name), false) === undefined)
+  return scheduledBackups(dir).filter((name) => notOurs(join(dir, name)) === undefined)
 }
 
 /**
  * Makes `dir` ready for backups: made if missing (0700), made 0700 if it is this user's and open to others, and
- * refused ({@link BackupDirError}) if it is another user's that others may write in, or not a directory. Returns the
- * mode it had when that was changed.
+ * refused ({@link BackupDirError}) if it is not a directory, or if another user could plant or remove files in it:
+ * one owned by anyone but this user or root, or by root and writable by others. Returns the mode it had when that
+ * was changed.
  */
 export function prepareBackupDir(dir: string): number | undefined {
+  let stats: ReturnType<typeof statSync>
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 })
+    stats = statSync(dir)
   } catch (error) {
     throw new BackupDirError(`cannot make the backup directory ${dir}: ${(error as Error).message}`)
   }
-  const stats = statSync(dir)
   if (!stats.isDirectory()) throw new BackupDirError(`the backup directory ${dir} is not a directory`)
   const uid = process.geteuid?.()
   if (uid === undefined) return undefined
   const mode = stats.mode & 0o7777
   if (stats.uid === uid) {
     if ((mode & 0o7077) === 0) return undefined
-    chmodSync(dir, 0o700)
+    try {
+      chmodSync(dir, 0o700)
+    } catch (error) {
+      throw new BackupDirError(`cannot make the backup directory ${dir} 0700: ${(error as Error).message}`)
+    }
     return mode
   }
-  if ((mode & 0o022) !== 0)
+  if (stats.uid !== 0 || (mode & 0o022) !== 0)
     throw new BackupDirError(
-      `others may write in the backup directory ${dir} (mode ${mode.toString(8)}, owned by uid ${stats.uid}): they could plant or replace backups there. Use a directory of this user's own (uid ${uid}), or let the server make one (it makes it 0700)`,
+      `the backup directory ${dir} (mode ${mode.toString(8)}, owned by uid ${stats.uid}) is not this user's (uid ${uid}): another user could plant or remove backups there. Use a directory of this user's own, or let the server make one (it makes it 0700)`,
     )
   return undefined
 }

@@ -43,9 +43,10 @@ export interface LoadOptions {
    */
   cover?: (kind: 'artist' | 'album', id: number) => string
   /**
-   * Load only into a store never written to: no artist, album, user or credential, and no id ever given (a store
-   * whose artists were all deleted was written). Checked in the same write: of many processes seeding one shared
-   * database at once, exactly one loads. `load` resolves with `undefined` when the store was written before.
+   * Load only into a store never written to: a document with no record and no id ever given (one that held records
+   * and holds none now was written), or a database with no row (no write removes one there). Checked in the same
+   * write: of many processes seeding one shared database at once, exactly one loads. `load` resolves with
+   * `undefined` when the store was written before.
    */
   ifNeverWritten?: boolean
 }

@@ -1,11 +1,13 @@
 import { describe, expect, test } from 'bun:test'
 import zlib from 'node:zlib'
+import { createApp } from '../../src/app.ts'
 import { SCALAR_VERSION } from '../../src/docs/scalar.ts'
 import { type Coding, MIN_COMPRESSED_BYTES, negotiate, PER_REQUEST } from '../../src/http/compression.ts'
 import { EMBEDDED_CODINGS } from '../../src/http/embedded-assets.ts'
 import { paginator } from '../../src/http/pagination.ts'
 import { pageAssets } from '../../src/web/assets.ts'
 import { addArtists, testApp } from '../helpers.ts'
+import { testStore } from '../support/backends.ts'
 
 const BROWSER = 'gzip, deflate, br, zstd'
 
@@ -125,6 +127,26 @@ describe('a list page of 100 artists', () => {
     expect(paginate.cache.size).toBe(1)
   })
 
+  test('a page that fits the cache only as it is stays cached; its compressed form is sent, not kept', async () => {
+    const items = Array.from({ length: 100 }, (_, i) => ({ id: i + 1, name: `Artist ${i + 1}`, image: null }))
+    const ask = (acceptEncoding: string) =>
+      new Request('http://localhost/api/v1/artists?limit=100', { headers: { 'accept-encoding': acceptEncoding } })
+    const measure = paginator()
+    measure('/api/v1/artists', { limit: 100, offset: 0 }, { items, total: 100 }, '', ask('identity'))
+    // A cache whose largest entry is the page as it is, and not a byte more.
+    const paginate = paginator(measure.cache.bytes * 8)
+    const answer = (acceptEncoding: string) =>
+      paginate('/api/v1/artists', { limit: 100, offset: 0 }, { items, total: 100 }, '', ask(acceptEncoding))
+    answer('identity')
+    const held = paginate.cache.bytes
+    expect(paginate.cache.size).toBe(1)
+    const compressed = answer('gzip')
+    expect(compressed.headers.get('content-encoding')).toBe('gzip')
+    const text = decoded(new Uint8Array(await compressed.arrayBuffer()), 'gzip')
+    expect(JSON.parse(text).data).toHaveLength(100)
+    expect({ size: paginate.cache.size, bytes: paginate.cache.bytes }).toEqual({ size: 1, bytes: held })
+  })
+
   test('If-None-Match with its tag is 304, whatever the coding asked for', async () => {
     const { app, store } = testApp()
     await addArtists(store, 120)
@@ -143,6 +165,29 @@ describe('a list page of 100 artists', () => {
     expect(small.size).toBeLessThan(MIN_COMPRESSED_BYTES)
     expect(small.coding).toBeNull()
     expect(small.headers.get('vary')).toBeNull()
+  })
+})
+
+describe('with --cors', () => {
+  test('a compressed answer varies with Origin as well as Accept-Encoding, so caches keep each apart', async () => {
+    const store = testStore()
+    await addArtists(store, 120)
+    const app = createApp({ store, cors: ['https://demo.example'], report: () => {} })
+    for (const acceptEncoding of ['gzip', 'identity']) {
+      const response = await app.handle(
+        new Request('http://localhost/api/v1/artists?limit=100', {
+          headers: { origin: 'https://demo.example', 'accept-encoding': acceptEncoding },
+        }),
+      )
+      const vary = (response.headers.get('vary') ?? '').split(',').map((name) => name.trim())
+      expect({ acceptEncoding, vary: vary.sort() }).toEqual({ acceptEncoding, vary: ['Accept-Encoding', 'Origin'] })
+      expect(response.headers.get('access-control-allow-origin')).toBe('https://demo.example')
+    }
+    const page = await app.handle(
+      new Request('http://localhost/', { headers: { origin: 'https://demo.example', 'accept-encoding': 'br' } }),
+    )
+    expect(page.headers.get('content-encoding')).toBe('br')
+    expect(page.headers.get('vary')).toBe('Accept-Encoding, Origin')
   })
 })
 

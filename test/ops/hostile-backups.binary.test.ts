@@ -59,7 +59,7 @@ const HOSTILE: [string, (doc: StoreDocument) => void, string][] = [
     (doc) => {
       ;(doc.users[0] as { passwordHash: string }).passwordHash = COSTLY
     },
-    "/users/0/passwordHash: user 1's password hash costs m=1048576,t=3,p=1: more than this server's hashes",
+    "/users/0/passwordHash: user 1's password hash costs m=1048576,t=3,p=1: more than a login may spend",
   ],
   [
     'a counter past 2^53 − 1',

@@ -88,6 +88,12 @@ describe('a start over a data file that was lost', () => {
     expect(started.code).toBe(2)
     expect(started.stderr).toContain(`its lock file ${data}.lock remains`)
     expect(started.stderr).toContain(`rock-legends restore BACKUP --data ${data}`)
+    // Nor does `users add`, which may make a data file before a first start: the lock, its sign, stays.
+    const added = await runBinary(['users', 'add', '--email', 'ana@rock-legends.com', '--name', 'Ana', '--data', data])
+    expect(added.code).toBe(1)
+    expect(added.stderr).toContain(`${data} is missing, but it existed`)
+    expect(existsSync(data)).toBe(false)
+    expect(existsSync(`${data}.lock`)).toBe(true)
   }, 30_000)
 
   test('a first start in a new place makes the data file and seeds it, as before', async () => {

@@ -90,9 +90,7 @@ describe('scheduled backups', () => {
       writeFileSync(join(backups, others), '{"format":"rock-legends-backup"}')
       chownSync(join(backups, others), NOBODY, NOBODY)
     }
-    // The file of another user begins as a backup does: it shows a store was backed up here, so a new one is asked.
     const server = await serve(join(dir, 'db.json'), [
-      '--allow-new-data',
       '--backup-every',
       '1s',
       '--backup-dir',
@@ -188,7 +186,7 @@ describe('scheduled backups', () => {
     ])
     expect(refused.code).toBe(2)
     expect(refused.stderr).toContain(
-      `others may write in the backup directory ${shared} (mode 1777, owned by uid ${NOBODY})`,
+      `the backup directory ${shared} (mode 1777, owned by uid ${NOBODY}) is not this user's`,
     )
     expect(refused.stderr).not.toContain('    at ')
   }, 60_000)

@@ -65,7 +65,7 @@ export function documentProblem(value: unknown): string | undefined {
       if (current.id > doc.counters[name]) return `/${name}/${i}/id: greater than /counters/${name}`
     }
   }
-  // A hash that costs more than this server's own would make every login for its account that slow.
+  // A hash that costs more than a login may spend would make every login for its account that slow.
   for (let i = 0; i < doc.users.length; i++) {
     const problem = passwordHashProblem((doc.users[i] as { passwordHash: string }).passwordHash)
     if (problem) return `/users/${i}/passwordHash: ${problem}`

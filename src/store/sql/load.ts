@@ -18,21 +18,6 @@ export async function isEmpty(tx: SQL): Promise<boolean> {
 }
 
 /**
- * Whether nothing was ever stored, as `sql` sees it: the store is empty, holds no credential, and no id sequence was
- * ever drawn from (each is where the migrations leave it in a new database: not called, at 1). The document store's
- * is `Records.neverWritten`.
- */
-async function neverWritten(tx: SQL): Promise<boolean> {
-  const [row] = await tx`
-    SELECT NOT EXISTS (SELECT 1 FROM rl_credentials)
-      AND (SELECT NOT is_called AND last_value = 1 FROM rl_artist_ids)
-      AND (SELECT NOT is_called AND last_value = 1 FROM rl_album_ids)
-      AND (SELECT NOT is_called AND last_value = 1 FROM rl_user_ids)
-      AND (SELECT NOT is_called AND last_value = 1 FROM rl_credential_ids) AS fresh`
-  return row?.fresh === true && (await isEmpty(tx))
-}
-
-/**
  * Adds a catalogue in `tx`, with ids from the sequences and the images `options.cover` makes from them. With
  * `ifNeverWritten`, every stripe of the artists' tally is locked first (in order), so that of many replicas seeding
  * one new database at once, one loads and the others, once it committed, find it written; creates of artists wait
@@ -45,8 +30,10 @@ export async function loadCatalogue(
 ): Promise<{ artists: number; albums: number } | undefined> {
   if (ifNeverWritten) {
     await tx`SELECT stripe FROM rl_tallies WHERE name = 'artists' ORDER BY stripe FOR UPDATE`
-    // A statement after the lock: under READ COMMITTED, it sees what a seeder before us committed.
-    if (!(await neverWritten(tx))) return undefined
+    // A statement after the lock: under READ COMMITTED, it sees what a seeder before us committed. No write removes
+    // a row of a database (an artist's delete deletes nothing), so one that holds none was never written; its
+    // sequences say nothing, since a seed whose transaction failed has drawn from them all the same.
+    if (!(await isEmpty(tx))) return undefined
   }
   const albumTotal = catalogue.reduce((sum, entry) => sum + entry.albums.length, 0)
   if (catalogue.length === 0) return { artists: 0, albums: 0 }
