@@ -8,7 +8,7 @@
 import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { docsAssets } from '../src/docs/scalar.ts'
-import { compressBest, MIN_COMPRESSED_BYTES } from '../src/http/compression.ts'
+import { BEST, compressBest, MIN_COMPRESSED_BYTES } from '../src/http/compression.ts'
 import { assetBytes, compressedName, EMBEDDED_CODINGS } from '../src/http/embedded-assets.ts'
 import { pageAssets } from '../src/web/assets.ts'
 
@@ -28,8 +28,8 @@ export function precompress(): string[] {
     const bytes = assetBytes(asset)
     // Too small to gain by it: the server sends these as they are.
     if (bytes.byteLength < MIN_COMPRESSED_BYTES) continue
-    // The content, the coding and the Bun that compresses (its zlib and zstd) name each result.
-    const hash = Bun.hash(`${Bun.version} ${Bun.hash(bytes)}`).toString(36)
+    // The content, the levels, the coding and the Bun that compresses (its zlib and zstd) name each result.
+    const hash = Bun.hash(`${Bun.version} ${JSON.stringify(BEST)} ${Bun.hash(bytes)}`).toString(36)
     for (const coding of EMBEDDED_CODINGS) {
       const cached = `${hash}-${coding}`
       used.add(cached)

@@ -148,9 +148,9 @@ function tenths(ms: number): string {
 /**
  * The pretty access line: `POST /api/v1/artists 201 97 B 1.2 ms 203.0.113.7 "curl/8.5.0" user:12/token:34 0190…`:
  * the status and the body's size (`stream` for a streamed body), the duration, the client, its user agent and (after
- * a credential check) the caller, then the request id last. The method, target
- * and user agent are the client's: their control characters are shown escaped (Bun lets a CONNECT target through as
- * it was sent, bidi controls and all).
+ * a credential check) the caller, then the request id last. The method, target and user agent are the client's:
+ * their control characters are shown escaped (Bun lets a CONNECT target through as it was sent, bidi controls and
+ * all).
  */
 export function prettyAccess(entry: AccessEntry, colour = false): string {
   const { method, path, status, bytes, durationMs, requestId, client, userAgent, caller } = entry

@@ -65,42 +65,33 @@ export function negotiate(header: string | null, offered: readonly Coding[]): Co
   return best
 }
 
-/**
- * `body` compressed in `coding` at a quick level, for an answer made per request: levels whose ratio is near the
- * best, at about 2 to 3 µs per kilobyte for zstd and 10 for brotli (bench/compression.ts).
- */
-export function compress(body: Uint8Array<ArrayBuffer>, coding: Coding): Uint8Array {
-  switch (coding) {
-    case 'zstd':
-      return Bun.zstdCompressSync(body, { level: 3 })
-    case 'br':
-      return zlib.brotliCompressSync(body, {
-        params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: body.byteLength },
-      })
-    case 'gzip':
-      return Bun.gzipSync(body, { level: 6 })
-  }
-}
+/** A level for each coding (gzip's as Bun types it: 0 to 9). */
+type Levels = Readonly<{ zstd: number; br: number; gzip: NonNullable<Parameters<typeof Bun.gzipSync>[1]>['level'] }>
 
 /**
- * `body` compressed in `coding` at the best level, once, for a file served many times: seconds for a large file,
- * which the build spends instead of the server.
+ * The levels of answers made per request: ratios near the best, at about 2 to 3 µs per kilobyte for zstd and 10 for
+ * brotli (bench/compression.ts).
  */
-export function compressBest(body: Uint8Array<ArrayBuffer>, coding: Coding): Uint8Array {
-  switch (coding) {
-    case 'zstd':
-      return Bun.zstdCompressSync(body, { level: 19 })
-    case 'br':
-      return zlib.brotliCompressSync(body, {
-        params: {
-          [zlib.constants.BROTLI_PARAM_QUALITY]: zlib.constants.BROTLI_MAX_QUALITY,
-          [zlib.constants.BROTLI_PARAM_SIZE_HINT]: body.byteLength,
-        },
-      })
-    case 'gzip':
-      return Bun.gzipSync(body, { level: 9 })
-  }
+const QUICK: Levels = { zstd: 3, br: 4, gzip: 6 }
+
+/** The best levels, for a file compressed once and served many times: seconds for a large file. */
+export const BEST: Levels = { zstd: 19, br: zlib.constants.BROTLI_MAX_QUALITY, gzip: 9 }
+
+/** `body` compressed in `coding` at the level `levels` give it. */
+function compressAt(body: Uint8Array<ArrayBuffer>, coding: Coding, levels: Levels): Uint8Array {
+  if (coding === 'zstd') return Bun.zstdCompressSync(body, { level: levels.zstd })
+  if (coding === 'gzip') return Bun.gzipSync(body, { level: levels.gzip })
+  const { BROTLI_PARAM_QUALITY, BROTLI_PARAM_SIZE_HINT } = zlib.constants
+  return zlib.brotliCompressSync(body, {
+    params: { [BROTLI_PARAM_QUALITY]: levels.br, [BROTLI_PARAM_SIZE_HINT]: body.byteLength },
+  })
 }
+
+/** `body` compressed in `coding` at a quick level, for an answer made per request. */
+export const compress = (body: Uint8Array<ArrayBuffer>, coding: Coding) => compressAt(body, coding, QUICK)
+
+/** `body` compressed in `coding` at the best level, once, for a file served many times (the build spends the time). */
+export const compressBest = (body: Uint8Array<ArrayBuffer>, coding: Coding) => compressAt(body, coding, BEST)
 
 /** The headers that say a body is in `coding`, and that the answer depends on `Accept-Encoding`. */
 export const encodedHeaders = (coding: Coding) => ({ 'content-encoding': coding, vary: 'Accept-Encoding' })
