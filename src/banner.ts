@@ -12,6 +12,8 @@ export interface BannerFacts {
   data: string
   /** Whether anyone may create an account. */
   signup: boolean
+  /** Where Prometheus scrapes the metrics (`--metrics`), if they are served. */
+  metricsUrl?: string
 }
 
 /** Where the data lives and what kind of store keeps it, in words. */
@@ -24,12 +26,12 @@ function describeData(data: string): string {
 /**
  * What the executable prints once it serves. The first line is the one scripts and test fixtures wait for, exactly
  * `rock-legends listening on URL`; the lines after it are for a person: the addresses to open, where the data
- * lives, and whether sign-up is open.
+ * lives, whether sign-up is open, and where the metrics are scraped.
  *
  * @example
  * printLine(banner({ url: server.url, ui: true, data: './data/db.json', signup: true }))
  */
-export function banner({ url, ui, data, signup }: BannerFacts): string {
+export function banner({ url, ui, data, signup, metricsUrl }: BannerFacts): string {
   const lines = [`rock-legends listening on ${url}`]
   if (ui) lines.push(`  catalogue  ${url}/`)
   lines.push(
@@ -38,5 +40,6 @@ export function banner({ url, ui, data, signup }: BannerFacts): string {
     `  data       ${describeData(data)}`,
     `  sign-up    ${signup ? 'open: anyone who reaches the server may create an account' : 'closed'}`,
   )
+  if (metricsUrl) lines.push(`  metrics    ${metricsUrl}`)
   return lines.join('\n')
 }

@@ -66,10 +66,13 @@ async function main(argv: string[]): Promise<void> {
   }
   process.once('SIGINT', shutdown)
   process.once('SIGTERM', shutdown)
+  // A hangup (a closed terminal, an operator's `kill -HUP`) stops as gracefully as SIGTERM rather than at once: the
+  // server has nothing to reload (its log is stderr, its options are read at start).
+  process.once('SIGHUP', shutdown)
   const server = await starting
   // The first line, `rock-legends listening on URL`, is what scripts wait for; what a person needs follows it.
   const { ui, data, signup } = invocation.config
-  printLine(banner({ url: server.url, ui, data, signup }))
+  printLine(banner({ url: server.url, ui, data, signup, metricsUrl: server.metricsUrl }))
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {

@@ -23,6 +23,16 @@ describe('the start-up banner', () => {
     expect(text).toContain('  sign-up    closed')
   })
 
+  test('names where the metrics are scraped, when they are served', () => {
+    const facts = { url: 'http://127.0.0.1:3000', ui: true, data: ':memory:', signup: true }
+    expect(
+      banner({ ...facts, metricsUrl: 'http://127.0.0.1:9464/metrics' })
+        .split('\n')
+        .at(-1),
+    ).toBe('  metrics    http://127.0.0.1:9464/metrics')
+    expect(banner(facts)).not.toContain('metrics')
+  })
+
   test('names a database without its password', () => {
     const data = 'postgres://rl:s3cret@db.example:5433/catalogue'
     const text = banner({ url: 'http://127.0.0.1:3000', ui: true, data, signup: true })

@@ -54,28 +54,30 @@ describe('the compiled executable', () => {
     expect(albums.data).toStrictEqual([{ id: 1, artistId: 2, name: 'Clics modernos', year: 1983 }])
   })
 
-  test('finishes writes in flight when stopped with SIGTERM', async () => {
-    const server = await start()
-    const writes = Array.from({ length: 16 }, (_, i) =>
-      post(`${server.url}/api/v1/artists`, { name: `In flight ${i}` }),
-    )
-    await Bun.sleep(5)
-    const code = server.stop('SIGTERM')
-    // A request that had not reached the server yet may be refused; one that got an answer must have been saved.
-    const answers = await Promise.all(
-      writes.map((response) =>
-        response.then(
-          (r) => r.json(),
-          () => undefined,
+  // SIGHUP too: a closed terminal or an operator's `kill -HUP` must not cut writes off (it used to exit 129 at once).
+  for (const signal of ['SIGTERM', 'SIGHUP'] as const)
+    test(`finishes writes in flight when stopped with ${signal}`, async () => {
+      const server = await start()
+      const writes = Array.from({ length: 16 }, (_, i) =>
+        post(`${server.url}/api/v1/artists`, { name: `In flight ${i}` }),
+      )
+      await Bun.sleep(5)
+      const code = server.stop(signal)
+      // A request that had not reached the server yet may be refused; one that got an answer must have been saved.
+      const answers = await Promise.all(
+        writes.map((response) =>
+          response.then(
+            (r) => r.json(),
+            () => undefined,
+          ),
         ),
-      ),
-    )
-    expect(await code).toBe(0)
-    running = []
-    const acknowledged = answers.filter(Boolean).map((artist) => (artist as { id: number }).id)
-    const onDisk = JSON.parse(readFileSync(join(dir, 'db.json'), 'utf8')) as { artists: { id: number }[] }
-    expect(onDisk.artists.map((artist) => artist.id)).toEqual(expect.arrayContaining(acknowledged))
-  })
+      )
+      expect(await code).toBe(0)
+      running = []
+      const acknowledged = answers.filter(Boolean).map((artist) => (artist as { id: number }).id)
+      const onDisk = JSON.parse(readFileSync(join(dir, 'db.json'), 'utf8')) as { artists: { id: number }[] }
+      expect(onDisk.artists.map((artist) => artist.id)).toEqual(expect.arrayContaining(acknowledged))
+    })
 
   test('a corrupt data file stops start-up with exit 2 and one line, and is left untouched', async () => {
     const file = join(dir, 'db.json')
