@@ -125,10 +125,7 @@ async function openTarget(config: UsersConfig): Promise<Target | undefined> {
       // `add` makes the data file before a first start; where one was lost, it must not (nor drop its lock).
       const { lostDataFileProblem } = await import('../ops/lost-data-file.ts')
       const lost = lostDataFileProblem(file)
-      if (lost)
-        throw new RefusedError(
-          lost.replace('start once with --allow-new-data', 'start the server once with --allow-new-data'),
-        )
+      if (lost) throw new RefusedError(lost)
     }
     const { openJsonFileStore } = await import('../store/json-file/json-file.ts')
     try {

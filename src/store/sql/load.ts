@@ -8,7 +8,7 @@ import { takeIds, tallyArtists } from './writes.ts'
 
 /**
  * Whether the store holds no artist, album or user, as `sql` sees it: the one definition of "empty" over SQL, for
- * `isEmpty` (the document store's is `Records.isEmpty`).
+ * `isEmpty` and for a load `ifNeverWritten` (the document store's are `Records.isEmpty` and `neverWritten`).
  */
 export async function isEmpty(tx: SQL): Promise<boolean> {
   const [row] = await tx`
