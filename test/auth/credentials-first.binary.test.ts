@@ -1,11 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { connect } from 'node:net'
 import { createApp } from '../../src/app.ts'
 import { requirementOf } from '../../src/auth/guard.ts'
 import { MAX_BODY_BYTES } from '../../src/http/body.ts'
 import { openMemoryStore } from '../../src/store/document/memory.ts'
 import { asService, SERVICE_KEY } from '../helpers.ts'
-import { ensureBinary, type RunningBinary, startBinary } from '../support/binary.ts'
+import { answerHead, ensureBinary, type RunningBinary, startBinary, statusOf } from '../support/binary.ts'
 
 // An anonymous sender costs the server nothing for its body: on every route that needs credentials they are checked
 // before a byte of the body is read, so whatever it sends (a near-1 MiB body, a stream without end, bytes that are
@@ -220,26 +219,11 @@ describe('credentials before the body (the executable, over a socket)', () => {
 
   /** Sends the head of a POST declaring a body just under 1 MiB, and 20 bytes of it; what comes back within `ms`. */
   const partialPost = (path: string, headers: string, ms: number) =>
-    new Promise<{ answer: string; afterMs: number }>((resolve) => {
-      const socket = connect(port, '127.0.0.1')
-      const started = Date.now()
-      let answer = ''
-      const done = () => {
-        clearTimeout(timer)
-        socket.destroy()
-        resolve({ answer, afterMs: Date.now() - started })
-      }
-      const timer = setTimeout(done, ms)
-      socket.on('data', (chunk) => {
-        answer += chunk
-        if (answer.includes('\r\n\r\n')) done()
-      })
-      socket.on('error', () => {})
-      socket.write(
-        `POST ${path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n${headers}Content-Length: ${MAX_BODY_BYTES - 100}\r\n\r\n{"name":"x","tags":[`,
-      )
-    })
-  const status = (answer: string) => Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1])
+    answerHead(
+      port,
+      `POST ${path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n${headers}Content-Length: ${MAX_BODY_BYTES - 100}\r\n\r\n{"name":"x","tags":[`,
+      ms,
+    )
 
   test.each([
     ['no credentials', ''],
@@ -247,14 +231,14 @@ describe('credentials before the body (the executable, over a socket)', () => {
     ['a forged token', 'Authorization: Bearer rl_tok_forged\r\n'],
   ])('an anonymous write (%s) is answered 401 without waiting for its body', async (_, headers) => {
     const { answer, afterMs } = await partialPost('/api/v1/artists', headers, 3000)
-    expect(status(answer)).toBe(401)
+    expect(statusOf(answer)).toBe(401)
     expect(answer.toLowerCase()).toContain('www-authenticate: bearer realm="rock-legends"')
     expect(afterMs).toBeLessThan(1000)
   })
 
   test('a service key on a user route is answered 403 without waiting for the body', async () => {
     const { answer, afterMs } = await partialPost('/api/v1/user/api-keys', 'X-API-Key: k\r\n', 3000)
-    expect(status(answer)).toBe(403)
+    expect(statusOf(answer)).toBe(403)
     expect(afterMs).toBeLessThan(1000)
   })
 

@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { connect } from 'node:net'
 import { createApp } from '../../src/app.ts'
 import { openMemoryStore } from '../../src/store/document/memory.ts'
 import { asService, SERVICE_KEY } from '../helpers.ts'
-import { ensureBinary, type RunningBinary, startBinary } from '../support/binary.ts'
+import { answerHead, ensureBinary, type RunningBinary, startBinary, statusOf } from '../support/binary.ts'
 
 // Sign-up and login are open to anyone and take small bodies, so they read at most 16 KiB of one: a larger body is
 // refused with 413 before it is read (by its Content-Length) or as soon as it passes 16 KiB (a chunked body),
@@ -134,24 +133,7 @@ describe('sign-up and login read at most 16 KiB of body (the executable, over a 
 
   /** Sends `head` and `body` on a fresh connection; what comes back (its head) within `ms`, and when. */
   const send = (head: string, body: string, ms: number) =>
-    new Promise<{ answer: string; afterMs: number }>((resolve) => {
-      const socket = connect(port, '127.0.0.1')
-      const started = Date.now()
-      let answer = ''
-      const done = () => {
-        clearTimeout(timer)
-        socket.destroy()
-        resolve({ answer, afterMs: Date.now() - started })
-      }
-      const timer = setTimeout(done, ms)
-      socket.on('data', (chunk) => {
-        answer += chunk
-        if (answer.includes('\r\n\r\n')) done()
-      })
-      socket.on('error', () => {})
-      socket.write(`${head}\r\nHost: localhost\r\nContent-Type: application/json\r\n\r\n${body}`)
-    })
-  const status = (answer: string) => Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1])
+    answerHead(port, `${head}\r\nHost: localhost\r\nContent-Type: application/json\r\n\r\n${body}`, ms)
 
   for (const path of PUBLIC_ROUTES) {
     test(`${path}: a declared 1 MiB of which 20 bytes are sent → 413 at once`, async () => {
@@ -160,7 +142,7 @@ describe('sign-up and login read at most 16 KiB of body (the executable, over a 
         '{"email":"a@b.co","x',
         3000,
       )
-      expect(status(answer)).toBe(413)
+      expect(statusOf(answer)).toBe(413)
       expect(afterMs).toBeLessThan(1000)
     })
 
@@ -172,7 +154,7 @@ describe('sign-up and login read at most 16 KiB of body (the executable, over a 
         `${chunks}2\r\n{}\r\n0\r\n\r\n`,
         5000,
       )
-      expect(status(answer)).toBe(413)
+      expect(statusOf(answer)).toBe(413)
       expect((await fetch(`${server.url}/healthz`)).status).toBe(200)
     })
   }

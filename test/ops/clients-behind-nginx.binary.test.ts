@@ -2,7 +2,15 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { EVENT_STREAM_LIMITS } from '../../src/events/streams.ts'
-import { ensureBinary, freePort, type RunningBinary, removeDir, startBinary, tempDir } from '../support/binary.ts'
+import {
+  ensureBinary,
+  freePort,
+  type RunningBinary,
+  removeDir,
+  runBinary,
+  startBinary,
+  tempDir,
+} from '../support/binary.ts'
 import { blocks, makeCertificate, nginxConfig, PROGRAMS, run, skipProxies } from '../support/proxies.ts'
 
 // Many clients, each on its own address, reach the executable through nginx with TLS, configured as
@@ -161,13 +169,9 @@ describe.skipIf(skip)('behind nginx, clients on their own addresses', () => {
     // Through nginx from the proxy's own machine: every such request is loopback's, braked together.
     const flood = await curl('127.0.0.1', Array(limit + 1).fill('/__admin/users'), ['--header', 'x-api-key: wrong'])
     expect(flood.statuses.at(-1)).toBe(429)
-    const listed = Bun.spawnSync(inside([await ensureBinary(), 'users', 'list', '--data', data, '--json']), {
-      env: { PATH: process.env.PATH ?? '' },
-      stdout: 'pipe',
-      stderr: 'pipe',
-    })
-    expect({ code: listed.exitCode, stderr: listed.stderr.toString() }).toMatchObject({ code: 0 })
-    expect(JSON.parse(listed.stdout.toString()).data).toMatchObject([{ email: 'ana@rock-legends.com' }])
+    const listed = await runBinary(['users', 'list', '--data', data, '--json'], { wrapper: inside([]) })
+    expect({ code: listed.code, stderr: listed.stderr }).toMatchObject({ code: 0 })
+    expect(JSON.parse(listed.stdout).data).toMatchObject([{ email: 'ana@rock-legends.com' }])
   })
 
   test(`${EVENT_STREAM_LIMITS.perClient + 1} event streams from as many clients are all served, and see a change`, async () => {

@@ -1,9 +1,8 @@
 import { afterEach, beforeAll, beforeEach, describe, expect, spyOn, test } from 'bun:test'
 import { connect } from 'node:net'
 import { join } from 'node:path'
-import { spawn } from 'bun'
 import { createLogger, flushLog } from '../../src/log.ts'
-import { ensureBinary, type RunningBinary, removeDir, startBinary, tempDir } from '../support/binary.ts'
+import { ensureBinary, type RunningBinary, removeDir, runBinary, startBinary, tempDir } from '../support/binary.ts'
 
 // Terminal escapes in what visitors give: a sign-up name holding ESC sequences (clear the screen, move the cursor,
 // set the window title), a newline (a forged row), C1's CSI, bidi overrides; a CONNECT target holding the same (Bun
@@ -19,20 +18,8 @@ const NAME = 'Ana\x1b[2J\x1b[H\x1b]0;pwned\x07\u202eanA\u009b31m\n99  forged  ro
 const SHOWN = 'Ana\\x1b[2J\\x1b[H\\x1b]0;pwned\\x07\\u{202e}anA\\x9b31m\\n99  forged  row'
 const EMAIL = 'ana@rock-legends.com'
 
-async function users(args: string[]) {
-  const child = spawn([await ensureBinary(), 'users', ...args], {
-    env: { PATH: process.env.PATH ?? '' },
-    stdin: 'ignore',
-    stdout: 'pipe',
-    stderr: 'pipe',
-  })
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(child.stdout).text(),
-    new Response(child.stderr).text(),
-    child.exited,
-  ])
-  return { code, stdout, stderr }
-}
+/** Runs `rock-legends users …args` to completion. */
+const users = (args: string[]) => runBinary(['users', ...args])
 
 async function signUp(url: string) {
   const response = await fetch(`${url}/api/v1/user/signup`, {

@@ -1,8 +1,7 @@
 import { afterEach, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
 import { readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { spawn } from 'bun'
-import { ensureBinary, type RunningBinary, removeDir, startBinary, tempDir } from '../support/binary.ts'
+import { ensureBinary, type RunningBinary, removeDir, runBinary, startBinary, tempDir } from '../support/binary.ts'
 import { skipWithoutPostgres, type TestPostgres, testPostgres } from '../support/postgres.ts'
 
 // `rock-legends users …` as an operator runs it: the compiled executable, over a stopped server's data file (which
@@ -11,20 +10,8 @@ import { skipWithoutPostgres, type TestPostgres, testPostgres } from '../support
 const SERVICE_KEY = 'users-test-service-key'
 
 /** Runs `rock-legends users …args` to completion, with `stdin` piped in, in a clean environment plus `env`. */
-async function users(args: string[], { stdin = '', env = {} }: { stdin?: string; env?: Record<string, string> } = {}) {
-  const child = spawn([await ensureBinary(), 'users', ...args], {
-    env: { PATH: process.env.PATH ?? '', ...env },
-    stdin: new TextEncoder().encode(stdin),
-    stdout: 'pipe',
-    stderr: 'pipe',
-  })
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(child.stdout).text(),
-    new Response(child.stderr).text(),
-    child.exited,
-  ])
-  return { code, stdout, stderr }
-}
+const users = (args: string[], options: { stdin?: string; env?: Record<string, string> } = {}) =>
+  runBinary(['users', ...args], options)
 
 /** Logs in over HTTP; the status, and the token when there is one. */
 async function logIn(url: string, email: string, password: string) {

@@ -1,12 +1,13 @@
 import { afterEach, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { type Server, spawn } from 'bun'
+import type { Server } from 'bun'
 import {
   commandSucceeds,
   ensureBinary,
   type RunningBinary,
   removeDir,
+  runBinary,
   startBinary,
   tempDir,
 } from '../support/binary.ts'
@@ -20,21 +21,9 @@ import {
 const OPERATOR_KEY = 'operator-key-never-to-leave'
 const canUnsharePid = commandSucceeds(['unshare', '--pid', '--fork', 'true'])
 
-/** Runs `rock-legends users …args` to completion; `wrapper` runs it under another command (e.g. `unshare`). */
-async function users(args: string[], { stdin = '', wrapper = [] as string[] } = {}) {
-  const child = spawn([...wrapper, await ensureBinary(), 'users', ...args], {
-    env: { PATH: process.env.PATH ?? '' },
-    stdin: new TextEncoder().encode(stdin),
-    stdout: 'pipe',
-    stderr: 'pipe',
-  })
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(child.stdout).text(),
-    new Response(child.stderr).text(),
-    child.exited,
-  ])
-  return { code, stdout, stderr }
-}
+/** Runs `rock-legends users …args` to completion, with `stdin` piped in, under `wrapper` if given. */
+const users = (args: string[], options: { stdin?: string; wrapper?: string[] } = {}) =>
+  runBinary(['users', ...args], options)
 
 /** Whatever now listens on the port a dead server had: it answers everything like that server would, and records it. */
 function impostor() {

@@ -1,5 +1,6 @@
 import { afterAll, afterEach } from 'bun:test'
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { type Subprocess, spawn, spawnSync } from 'bun'
@@ -73,7 +74,7 @@ export const removeDir = (dir: string) => rmSync(dir, { recursive: true, force: 
 /** A running executable started by {@link startBinary}. */
 export interface RunningBinary {
   url: string
-  process: Subprocess<'ignore', 'pipe', 'pipe'>
+  process: Subprocess<Uint8Array, 'pipe', 'pipe'>
   /** Sends `signal` (SIGTERM by default) and resolves with the exit code. */
   stop(signal?: NodeJS.Signals): Promise<number>
   /** Everything written to stderr so far (complete once stopped). */
@@ -85,6 +86,11 @@ interface StartOptions {
   env?: Record<string, string>
   /** A command to run the executable under, e.g. `setpriv` to drop root's privileges. */
   wrapper?: string[]
+}
+
+/** What {@link runBinary} may also give a command: text for its standard input (none by default). */
+interface RunOptions extends StartOptions {
+  stdin?: string
 }
 
 /**
@@ -101,14 +107,15 @@ const TEST_DB_POOL = '2'
  * `cwd` or else in a throw-away directory of its own, removed once it exits: what it writes where it runs (without
  * `--data`, its default data file `./data/db.json`) never lands in the repository, nor in another test's way.
  */
-async function spawnBinary(args: string[], { cwd, env = {}, wrapper = [] }: StartOptions) {
+async function spawnBinary(args: string[], { cwd, env = {}, wrapper = [] }: StartOptions, stdin?: string) {
   const own = cwd === undefined ? tempDir('rock-legends-cwd-') : undefined
   // Readable by anyone, as a checkout is: `wrapper` may run the executable as another user.
   if (own) chmodSync(own, 0o755)
   const child = spawn([...wrapper, await ensureBinary(), ...args], {
     cwd: cwd ?? own,
     env: { PATH: process.env.PATH ?? '', ROCK_LEGENDS_DB_POOL: TEST_DB_POOL, ...env },
-    stdin: 'ignore',
+    // A command reads its input to the end: an empty one, unless given, so that it never waits for a terminal.
+    stdin: new TextEncoder().encode(stdin ?? ''),
     stdout: 'pipe',
     stderr: 'pipe',
   })
@@ -145,9 +152,12 @@ export async function startBinary(args: string[], options: StartOptions = {}): P
   }
 }
 
-/** Runs the executable to completion (for commands that should not start serving) and collects its output. */
-export async function runBinary(args: string[], options: StartOptions = {}) {
-  const child = await spawnBinary(args, options)
+/**
+ * Runs the executable to completion (for commands that should not start serving, such as `users`) and collects its
+ * output; `options.stdin` is piped in.
+ */
+export async function runBinary(args: string[], { stdin, ...options }: RunOptions = {}) {
+  const child = await spawnBinary(args, options, stdin)
   const [stdout, stderr, code] = await Promise.all([
     new Response(child.stdout).text(),
     new Response(child.stderr).text(),
@@ -241,3 +251,30 @@ export async function killedAtMoments(options: {
     await check(run)
   }
 }
+
+/**
+ * Writes `bytes` (a request, whole or in part) on a fresh connection to `port` on loopback; resolves with what came
+ * back once it holds a whole head, or when `ms` pass, and how long that took. The connection is then closed.
+ */
+export function answerHead(port: number, bytes: string, ms: number): Promise<{ answer: string; afterMs: number }> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1')
+    const started = Date.now()
+    let answer = ''
+    const done = () => {
+      clearTimeout(timer)
+      socket.destroy()
+      resolve({ answer, afterMs: Date.now() - started })
+    }
+    const timer = setTimeout(done, ms)
+    socket.on('data', (chunk) => {
+      answer += chunk
+      if (answer.includes('\r\n\r\n')) done()
+    })
+    socket.on('error', () => {})
+    socket.write(bytes)
+  })
+}
+
+/** The status of an HTTP/1.1 answer's head, as {@link answerHead} gives it (NaN for none). */
+export const statusOf = (answer: string) => Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1])
