@@ -110,7 +110,10 @@ export function createApp({
     clientOf: (request) => clients.key(app.server, request),
   })
   const latestYear = now().getUTCFullYear() + 1
-  const app = new Elysia({ normalize: false })
+  // Elysia finds the path after the first 11 characters of the URL unless told otherwise, assuming a host of at least
+  // four ("http://a.bc"): a `Host: x` (or `a:1`) request, which Bun's own routing serves right, would be routed by
+  // what follows `/api/` when the app answers through `handle` (--fixtures, a takeover).
+  const app = new Elysia({ normalize: false, handler: { standardHostname: false } })
   const allowed = allowedMethods(() => app.routes)
   const http = metrics?.http
   const log = requestLog(

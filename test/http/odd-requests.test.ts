@@ -139,3 +139,15 @@ describe('odd methods and paths', () => {
     expect(reported).toHaveLength(1)
   })
 })
+
+describe('a short host', () => {
+  // `Host: x` is a valid host; the app answers such requests itself with --fixtures and while a takeover holds them.
+  for (const host of ['x', 'ab', 'a:1', '[::1]'])
+    test(`routes http://${host}/ by its whole path`, async () => {
+      const { app } = oddApp()
+      const list = await app.handle(new Request(`http://${host}/api/v1/artists`))
+      expect(list.status).toBe(200)
+      expect(await list.json()).toMatchObject({ data: [], meta: { total: 0 } })
+      expect((await app.handle(new Request(`http://${host}/api/v1/artists/7`))).status).toBe(404)
+    })
+})
