@@ -5,6 +5,7 @@ import { parseArgs, USAGE, UsageError } from './config.ts'
 import { checkHealth } from './healthcheck.ts'
 import { printErrorLine, printLine } from './log.ts'
 import { BackupDirError } from './ops/backup-dir-error.ts'
+import { HANDOVER_SIGNAL } from './ops/takeover.ts'
 import { SeedError } from './seed/seed-error.ts'
 import { startServer } from './server.ts'
 import { DataFileError, DataFileLockedError } from './store/json-file/errors.ts'
@@ -53,10 +54,10 @@ async function main(argv: string[]): Promise<void> {
   }
   // Signals are caught before start-up begins, so one that arrives early still gets a clean stop.
   const starting = startServer(invocation.config)
-  const shutdown = async () => {
+  const shutdown = async (signal: NodeJS.Signals) => {
     const server = await starting.catch(() => undefined)
     try {
-      await server?.stop()
+      await (signal === HANDOVER_SIGNAL ? server?.handOver() : server?.stop())
     } catch (error) {
       // The store could not save on the way out; its message says what is kept where, and exit 1 says it failed.
       printErrorLine(`rock-legends: ${(error as Error).message}`)
@@ -69,6 +70,9 @@ async function main(argv: string[]): Promise<void> {
   // A hangup (a closed terminal, an operator's `kill -HUP`) stops as gracefully as SIGTERM rather than at once: the
   // server has nothing to reload (its log is stderr, its options are read at start).
   process.once('SIGHUP', shutdown)
+  // A `--takeover` asks for the port and the data file with this one (src/ops/takeover.ts). Caught every time: a
+  // second one, from another takeover, must not end the process at once as the signal's default would.
+  process.on(HANDOVER_SIGNAL, shutdown)
   const server = await starting
   // The first line, `rock-legends listening on URL`, is what scripts wait for; what a person needs follows it.
   const { ui, data, signup } = invocation.config

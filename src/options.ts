@@ -25,7 +25,7 @@ import {
   type ValueKind,
   wholeNumber,
 } from './option-values.ts'
-import { isDatabaseUrl } from './store/target.ts'
+import { IN_MEMORY, isDatabaseUrl } from './store/target.ts'
 
 export type { LogMode } from './log.ts'
 
@@ -176,6 +176,18 @@ export const SERVER_OPTIONS = {
     kind: on,
     unset: 'off',
     help: 'start a new, empty data file where a lost one existed (such a start is refused otherwise)',
+    commands: { serve: 'flag' },
+  }),
+  /**
+   * Replace the server running over the same data file without a failed request: listen beside it on the same port,
+   * hold what arrives, ask it to hand over (SIGUSR2), and serve once it has let go of the file (docs/operations.md,
+   * "Upgrades"). Without a server there, an ordinary start.
+   */
+  takeover: declare({
+    flag: 'takeover',
+    kind: on,
+    unset: 'off',
+    help: 'take the port and data file over from the server running over them, without a failed request',
     commands: { serve: 'flag' },
   }),
   /**
@@ -496,5 +508,7 @@ export const EMBEDDED_DEFAULTS: Readonly<Config & Required<Pick<ServerOptions, B
 export function conflictIn(options: ServerOptions): string | undefined {
   if (options.fixtures && isDatabaseUrl(options.data ?? ''))
     return '--fixtures keeps its namespaces in memory: use it over a data file or :memory:, not a database'
+  if (options.takeover && (options.data === undefined || options.data === IN_MEMORY || isDatabaseUrl(options.data)))
+    return '--takeover hands a data file over from the server running over it: name one with --data (replicas over a database are replaced one at a time behind their load balancer)'
   return undefined
 }

@@ -3,8 +3,21 @@ import { type AppOptions, createApp } from './app.ts'
 import { OPERATOR_PREFIX } from './auth/secrets.ts'
 import { captureStartState } from './fixtures/reset.ts'
 import { MAX_BODY_BYTES } from './http/body.ts'
-import { createLogger, flushLog } from './log.ts'
-import { isLoopback, parseMetricsAddress, serveMetrics } from './metrics/serve-metrics.ts'
+import { createLogger, flushLog, type Logger } from './log.ts'
+import { isLoopback, type MetricsAddress, parseMetricsAddress, serveMetrics } from './metrics/serve-metrics.ts'
+import {
+  askToLetGo,
+  CLOSING_MS,
+  closingConnections,
+  HANDOVER_SIGNAL,
+  type Handler,
+  type HeldListener,
+  holderToAsk,
+  holdRequests,
+  type ListenOptions,
+  migratesQueuedConnections,
+  portTaken,
+} from './ops/takeover.ts'
 import { conflictIn, EMBEDDED_DEFAULTS, SERVER_OPTIONS, type ServerOptions } from './options.ts'
 import { DataFileError } from './store/json-file/errors.ts'
 import { addressRecorder, IN_MEMORY, isDatabaseUrl, openStore } from './store/open-store.ts'
@@ -20,6 +33,11 @@ export interface RunningServer {
   metricsUrl?: string
   /** Stops accepting connections, lets requests in flight finish, flushes the store and releases the data file. */
   stop(): Promise<void>
+  /**
+   * Stops as {@link stop} does, after answering for a moment with `Connection: close`, so that clients on keep-alive
+   * connections move to the server taking over the port (`--takeover`, which sends SIGUSR2 for it).
+   */
+  handOver(): Promise<void>
   /**
    * Restores the data as it was at start-up (after seeding), in one durable write, like `POST /__admin/reset`.
    * Rejects unless the server was started with `allowReset: true`.
@@ -52,10 +70,8 @@ const operatorKey = () =>
 export async function startServer(options: ServerOptions & Pick<AppOptions, 'events'> = {}): Promise<RunningServer> {
   // The options that shape answers go to the app as they are (it has their defaults); these are the server's own.
   const defaults = EMBEDDED_DEFAULTS
-  const { port = defaults.port, host = defaults.host, data = defaults.data, seed = defaults.seed } = options
-  const { apiKeys = defaults.apiKeys, log: mode = defaults.log, fixtures = defaults.fixtures } = options
-  const { delay = defaults.delay, compactAfterBytes, dbPool, dbWaitMs } = options
-  const allowReset = fixtures || options.allowReset === true
+  const { port = defaults.port, host = defaults.host, data = defaults.data } = options
+  const { log: mode = defaults.log, delay = defaults.delay } = options
   const conflict = conflictIn(options)
   if (conflict) throw new Error(conflict)
   const log = createLogger(mode)
@@ -63,6 +79,58 @@ export async function startServer(options: ServerOptions & Pick<AppOptions, 'eve
   const metricsText =
     options.metrics === undefined ? undefined : SERVER_OPTIONS.metrics.kind.parse(options.metrics, 'metrics')
   const metricsAt = metricsText === undefined ? undefined : parseMetricsAddress(metricsText)
+  const serve: ListenOptions = {
+    port,
+    hostname: host,
+    // The body limit is enforced with a problem response by the JSON parser; this is the transport's backstop.
+    maxRequestBodySize: MAX_BODY_BYTES * 4,
+    // SO_REUSEPORT lets a later `--takeover` listen beside this server. It would also let any other server of this
+    // user share the port without a word, taking half its connections: so a start asks first whether the port is
+    // taken (`portTaken`), and only a takeover listens where another server does. A free port (0) is never shared.
+    reusePort: port !== 0,
+    // Elysia turns on Bun's development mode unless NODE_ENV=production: an error escaping the app would then be
+    // answered with Bun's error page, source and stack included. Never for this server.
+    development: false,
+    // A connection silent for this long is closed; a delayed answer must not count as silence (at most 255 s).
+    idleTimeout: 30 + Math.ceil(delay / 1000),
+  }
+  // With --takeover over a data file another server holds: listen beside it and hold requests while it lets go.
+  const holder = options.takeover ? holderToAsk(data) : undefined
+  if (holder === undefined && port !== 0) {
+    const taken = portTaken(host, port)
+    if (taken) throw taken
+  }
+  const held = holder === undefined ? undefined : holdRequests(serve)
+  try {
+    if (holder !== undefined) {
+      if (!migratesQueuedConnections())
+        log.info(
+          'net.ipv4.tcp_migrate_req is not 1: connections the old server has queued but not accepted as it closes are reset (docs/operations.md, "Upgrades")',
+        )
+      await askToLetGo(data, holder)
+      log.info(`took over from pid ${holder.pid}`)
+    }
+    return await serveOver(options, log, serve, metricsAt, held)
+  } catch (error) {
+    // Requests held while the old server let go are answered, with 503, rather than left waiting.
+    held?.fail()
+    await held?.server.stop()
+    throw error
+  }
+}
+
+/** The rest of {@link startServer}: opens the store and serves it, on `held` when a takeover already listens. */
+async function serveOver(
+  options: ServerOptions & Pick<AppOptions, 'events'>,
+  log: Logger,
+  serve: ListenOptions,
+  metricsAt: MetricsAddress | undefined,
+  held: HeldListener | undefined,
+): Promise<RunningServer> {
+  const defaults = EMBEDDED_DEFAULTS
+  const { host = defaults.host, data = defaults.data, seed = defaults.seed, apiKeys = defaults.apiKeys } = options
+  const { fixtures = defaults.fixtures, compactAfterBytes, dbPool, dbWaitMs } = options
+  const allowReset = fixtures || options.allowReset === true
   if (data !== IN_MEMORY && !isDatabaseUrl(data) && options.allowNewData !== true) {
     // A lost data file must not come back empty, seeded or not, while the backups of the real one rotate away.
     const { lostDataFileProblem } = await import('./ops/lost-data-file.ts')
@@ -109,26 +177,19 @@ export async function startServer(options: ServerOptions & Pick<AppOptions, 'eve
     metrics,
   })
   let metricsServer: Server<undefined> | undefined
+  // What answers each request, as Bun calls it: the app, through the front with --fixtures.
+  let serving: Handler = (request) => app.handle(request)
   try {
-    const serve = {
-      port,
-      hostname: host,
-      // The body limit is enforced with a problem response by the JSON parser; this is the transport's backstop.
-      maxRequestBodySize: MAX_BODY_BYTES * 4,
-      // Elysia asks for SO_REUSEPORT, which lets a second server on the same port silently take half the requests.
-      reusePort: false,
-      // Elysia turns on Bun's development mode unless NODE_ENV=production: an error escaping the app would then be
-      // answered with Bun's error page, source and stack included. Never for this server.
-      development: false,
-      // A connection silent for this long is closed; a delayed answer must not count as silence (at most 255 s).
-      idleTimeout: 30 + Math.ceil(delay / 1000),
-    }
-    if (front) {
-      // Every request goes through the front, which runs the app in the request's namespace: Bun's own routing of
-      // Elysia's routes (what `listen` sets up) would bypass it. The app finds its server as after `listen`.
-      const handle = (request: Request) => app.handle(request)
-      app.server = Bun.serve({ ...serve, fetch: (request, bun) => front.fetch(request, handle, bun) })
-    } else app.listen(serve)
+    const handle = (request: Request) => app.handle(request)
+    // Every request goes through the front, which runs the app in the request's namespace: Bun's own routing of
+    // Elysia's routes (what `listen` sets up) would bypass it. The app finds its server as after `listen`.
+    if (front) serving = (request, bun) => front.fetch(request, handle, bun)
+    if (held) {
+      // Already listening (a takeover): the held requests and every later one go to the app.
+      app.server = held.server
+      held.open(serving)
+    } else if (front) app.server = Bun.serve({ ...serve, fetch: serving })
+    else app.listen(serve)
     if (!app.server) throw new Error('the server did not start')
     if (metrics && metricsAt) metricsServer = serveMetrics(metrics, metricsAt)
   } catch (error) {
@@ -178,30 +239,43 @@ export async function startServer(options: ServerOptions & Pick<AppOptions, 'eve
   }
   if (recordAddress && ownKey) {
     try {
-      await recordAddress({ url: `http://${reachableHost(host)}:${server.port}`, key: ownKey })
+      await recordAddress({
+        url: `http://${reachableHost(host)}:${server.port}`,
+        key: ownKey,
+        handover: HANDOVER_SIGNAL,
+      })
     } catch (error) {
       // Serving goes on; `rock-legends users` then needs --url and --api-key, and says so.
       log.error(`could not record the server's address beside ${data}`, error)
     }
   }
   let stopping: Promise<void> | undefined
+  const stop = () => {
+    stopping ??= (async () => {
+      // Event streams never finish by themselves: ended first, so that stopping waits only for other requests.
+      ;(front?.store ?? store).changes.end()
+      await Promise.all([server.stop(), metricsServer?.stop(true)])
+      // Access log lines are made just after each answer and written in batches: let those of the last answers
+      // be made, then write every waiting line.
+      await new Promise((resolve) => setImmediate(resolve))
+      await backups?.stop()
+      flushLog()
+      await store.close()
+    })()
+    return stopping
+  }
   return {
     url: `http://${urlHost(host)}:${server.port}`,
     port: server.port as number,
     metricsUrl,
-    stop: () => {
-      stopping ??= (async () => {
-        // Event streams never finish by themselves: ended first, so that stopping waits only for other requests.
-        ;(front?.store ?? store).changes.end()
-        await Promise.all([server.stop(), metricsServer?.stop(true)])
-        // Access log lines are made just after each answer and written in batches: let those of the last answers
-        // be made, then write every waiting line.
-        await new Promise((resolve) => setImmediate(resolve))
-        await backups?.stop()
-        flushLog()
-        await store.close()
-      })()
-      return stopping
+    stop,
+    handOver: async () => {
+      if (stopping === undefined) {
+        // Elysia's routes for Bun are left aside with the rest: every answer now goes through the closing handler.
+        server.reload({ routes: {}, fetch: closingConnections(serving) })
+        await Bun.sleep(CLOSING_MS)
+      }
+      return stop()
     },
     reset: () => reset?.() ?? Promise.reject(new Error('start the server with allowReset: true to reset it')),
   }

@@ -14,6 +14,8 @@ export type StoreOptions = JsonFileOptions & SqlStoreOptions
 export interface ServerAddress {
   url: string
   key: string
+  /** The signal that asks the server to hand over to a `--takeover` (src/ops/takeover.ts). */
+  handover: string
 }
 
 /**

@@ -92,6 +92,7 @@ const NOT_DEFAULT: Record<string, unknown> = {
   dbWaitMs: 2500,
   seed: true,
   allowNewData: true,
+  takeover: true,
   tokenTtlMs: 60_000,
   log: 'json',
   cors: ['*'],

@@ -28,6 +28,12 @@ export interface ServerOptions {
    */
   allowNewData?: boolean
   /**
+   * Replace the server running over the same data file without a failed request: listen beside it on the same port,
+   * hold what arrives, ask it to hand over (SIGUSR2), and serve once it has let go of the file (docs/operations.md,
+   * "Upgrades"). Without a server there, an ordinary start.
+   */
+  takeover?: boolean
+  /**
    * Service keys that may write, sent as `X-API-Key`; none (the npm package's `startServer` then makes one of its
    * own, its `RunningServer.apiKey`).
    */

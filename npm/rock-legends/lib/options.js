@@ -13,6 +13,7 @@ export const OPTIONS = [
   { key: 'dbWaitMs', flag: '--db-wait', form: 'ms' },
   { key: 'seed', flag: '--seed', form: 'seed' },
   { key: 'allowNewData', flag: '--allow-new-data', form: 'on' },
+  { key: 'takeover', flag: '--takeover', form: 'on' },
   { key: 'apiKeys', flag: '--api-key', form: 'each' },
   { key: 'trustProxy', flag: '--trust-proxy', form: 'list' },
   { key: 'tokenTtlMs', flag: '--token-ttl', form: 'ms' },

@@ -122,6 +122,8 @@ export interface LockOwner {
   url?: string
   /** A service key of that server's process alone, for `rock-legends users` (see `recordServer`). */
   key?: string
+  /** The signal that asks that server to hand its port and file over to a `--takeover` (see `recordServer`). */
+  handover?: string
 }
 
 /** What the text of a held lock says about its holder. */
@@ -134,7 +136,7 @@ function ownerOf(text: string, lockPath: string): LockOwner {
       ?.slice(name.length + 1)
   const running =
     pid !== undefined && (heldHere.has(lockPath) ? pid === process.pid : pid !== process.pid && alive(pid))
-  return { pid, running, url: field('url'), key: field('key') }
+  return { pid, running, url: field('url'), key: field('key'), handover: field('handover') }
 }
 
 /**
@@ -169,15 +171,16 @@ export function lockOwner(file: string, locks: FileLocks | null = fileLocks()): 
 
 /**
  * Appends to the lock this process holds on `file` what `rock-legends users` needs to reach the server instead of
- * writing the file behind its back: its URL and a service key of this process's own. The first line stays the pid,
- * so the lock means what it meant to every version; the file stays mode 0600, readable by this user (and root)
- * alone, who could as well edit the data file with the server stopped. Nothing happens for a lock not held here.
+ * writing the file behind its back: its URL and a service key of this process's own; and the signal a `--takeover`
+ * sends it. The first line stays the pid, so the lock means what it meant to every version; the file stays mode
+ * 0600, readable by this user (and root) alone, who could as well edit the data file with the server stopped.
+ * Nothing happens for a lock not held here.
  */
-export function recordServer(file: string, fields: { url: string; key: string }): void {
+export function recordServer(file: string, fields: { url: string; key: string; handover: string }): void {
   const lockPath = `${file}.lock`
   const held = heldHere.get(lockPath)
   if (held === undefined) return
-  const line = `url=${fields.url}\nkey=${fields.key}\n`
+  const line = `url=${fields.url}\nkey=${fields.key}\nhandover=${fields.handover}\n`
   if (held !== null) {
     writeSync(held, line, fstatSync(held).size)
     return
