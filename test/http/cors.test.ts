@@ -39,7 +39,13 @@ describe('CORS', () => {
     expect(response.status).toBe(204)
     expect(response.headers.get('access-control-allow-origin')).toBe('*')
     expect(response.headers.get('access-control-allow-methods')).toContain('POST')
-    expect(response.headers.get('access-control-allow-headers')).toContain('X-API-Key')
+    const allowed = response.headers.get('access-control-allow-headers')?.split(', ')
+    // Every request header the server reads that a page may set, the namespace of --fixtures among them.
+    for (const name of ['Authorization', 'Content-Type', 'X-API-Key', 'If-Match', 'If-None-Match', 'Last-Event-ID'])
+      expect(allowed).toContain(name)
+    expect(allowed).toContain('X-Request-Id')
+    expect(allowed).toContain('Rock-Legends-Namespace')
+    expect(response.headers.get('access-control-expose-headers')?.split(', ')).toContain('X-Request-Id')
   })
 
   test('a preflight, answered before routing, carries its request id like every answer; it gets no access line', async () => {
