@@ -146,8 +146,17 @@ export interface JournalEntry {
 export interface FaultSpec {
   /** Only requests with this method; any method when left out. */
   method?: string
-  /** An exact path, or a prefix ending in `*`. */
+  /** An exact path, or a prefix ending in `*`; never a query (match query parameters with `query`). */
   path: string
+  /** Only requests whose query holds each of these parameters with exactly this value (at most 20). */
+  query?: Record<string, string>
+  /** Only requests that carry each of these headers (names in any case) with exactly this value (at most 20). */
+  headers?: Record<string, string>
+  /**
+   * Only requests whose JSON body holds each of these fields with an equal value: objects as subsets at every depth,
+   * arrays element by element. At most 8,192 characters as JSON and 16 levels deep; bodies past 8 KiB never match.
+   */
+  body?: Record<string, unknown>
   /** Answer with this status (400–599) and a problem body, before the route runs: nothing is written. */
   status?: number
   /** Wait this many milliseconds first (up to 120,000); alone, the request then goes on as usual. */
@@ -163,9 +172,12 @@ export interface FaultSpec {
 }
 
 /** An armed fault, with how often it matched and acted. */
-export interface Fault extends Required<Omit<FaultSpec, 'method' | 'status'>> {
+export interface Fault extends Required<Omit<FaultSpec, 'method' | 'status' | 'query' | 'headers' | 'body'>> {
   id: number
   method: string | null
+  query: Record<string, string> | null
+  headers: Record<string, string> | null
+  body: Record<string, unknown> | null
   status: number | null
   matched: number
   fired: number
