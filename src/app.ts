@@ -134,7 +134,12 @@ export function createApp({
   return (
     app
       // Every error becomes a problem, with its request id and access line like any other answer.
-      .onError({ as: 'global' }, log.answering(problemResponder(allowed, report, () => now().getTime())))
+      .onError(
+        { as: 'global' },
+        log.answering(
+          problemResponder(allowed, report, () => now().getTime(), metrics && (() => metrics.store.refused())),
+        ),
+      )
       .use(log.hooks)
       .use(absoluteTargets())
       .use(securityHeaders())

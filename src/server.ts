@@ -140,6 +140,15 @@ async function serveOver(
     if (lost) throw new DataFileError(lost)
   }
   const store = await openStore(data, { compactAfterBytes, pool: dbPool, waitMs: dbWaitMs })
+  // With or without --metrics, the log says when the store stops serving (a database away, a disk that refuses the
+  // journal) and when it is back: one line each, however many requests are refused meanwhile.
+  store.availability?.watch({
+    away: (error) =>
+      log.error(
+        `the store is away: ${(error as Error).message}; requests that need it are refused with 503 until it is back`,
+      ),
+    back: (ms) => log.info(`the store is back after ${(ms / 1000).toFixed(1)} s away`),
+  })
   // Only with --metrics: loaded, made and counted into then, and never otherwise.
   const metrics = metricsAt && new (await import('./metrics/metrics.ts')).Metrics()
   if (metrics) store.instrument?.(metrics.store)
@@ -217,6 +226,7 @@ async function serveOver(
         dir: options.backupDir ?? defaults.backupDir,
         keep: options.backupKeep ?? defaults.backupKeep,
       }
+      metrics?.backups.scheduled(schedule.everyMs)
       backups = scheduleBackups(store, isDatabaseUrl(data) ? 'postgresql' : 'json-file', schedule, {
         written: (file, ms) => {
           metrics?.backups.taken()

@@ -63,12 +63,16 @@ interface ErrorContext {
   set: { status?: number | string }
 }
 
+/** Counts a request refused with 503 because the store could not serve it (`--metrics`). */
+export type RefusalCounter = () => void
+
 /** The problem for anything thrown while answering a request. */
 function toProblem(
   context: ErrorContext,
   allowed: (path: string) => string[],
   report: ErrorReporter,
   outage: ReturnType<typeof outageReporter>,
+  refused: RefusalCounter | undefined,
 ) {
   const { code, request } = context
   let { error } = context
@@ -101,6 +105,7 @@ function toProblem(
     return new Problem('malformed-json', 'The request body could not be parsed as JSON.')
   if (error instanceof StoreUnavailableError) {
     const { detail, retryAfterS, log } = OUTAGES[error.kind]
+    refused?.()
     outage(error.kind, `${log}: ${error.message}`)
     return new Problem(error.kind, detail, {}, { 'retry-after': String(retryAfterS) })
   }
@@ -110,12 +115,14 @@ function toProblem(
 
 /**
  * The app's only error handler: every error becomes an RFC 9457 problem+json response whose `status` equals the
- * HTTP status. Stacks go to `report`, never to the client.
+ * HTTP status. Stacks go to `report`, never to the client; each refusal because the store cannot serve is counted
+ * by `refused`, when given.
  */
 export function problemResponder(
   allowed: (path: string) => string[],
   report: ErrorReporter,
   now: () => number = Date.now,
+  refused?: RefusalCounter,
 ) {
   const outage = outageReporter(report, now)
   // Destructured in the signature on purpose: Elysia reads a hook's parameters to decide what every route must
@@ -130,7 +137,7 @@ export function problemResponder(
     }
     let problem: Problem
     try {
-      problem = toProblem({ code, error, request, set }, allowed, report, outage)
+      problem = toProblem({ code, error, request, set }, allowed, report, outage, refused)
     } catch (failure) {
       // A bug here would otherwise escape to Bun, which answers a bare 500 and logs no access line.
       report(`the error handler failed on ${request.method} ${request.url}`, failure)

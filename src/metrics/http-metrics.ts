@@ -3,8 +3,17 @@ import { type Family, familyHeader, HistogramSeries, labelText } from './registr
 /** The `route` label of requests that matched no route: unknown paths and methods, refusals made before routing. */
 export const UNMATCHED_ROUTE = 'unmatched'
 
-/** Upper bounds of the request latency histogram, in seconds: most reads take well under a millisecond here. */
-export const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+/**
+ * Upper bounds of the request latency histogram, in seconds, 1–2.5–5 in every decade from 50 µs to 10 s: a read
+ * takes tens of microseconds in the app, a durable write about a millisecond, a login tens, so each has buckets
+ * around it to be told apart from the next.
+ */
+export const LATENCY_BUCKETS = [
+  0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
+]
+
+/** The `code` label of the latency histogram: the status class, `1xx` to `5xx`. */
+const CODES = ['1xx', '2xx', '3xx', '4xx', '5xx'] as const
 
 // The methods a route can have; any other method matches no route, and is counted as `other`.
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'other'] as const
@@ -16,13 +25,13 @@ const MAX_ROUTES = 500
 
 /**
  * What one route and method have answered: statuses with their counts (side by side arrays: a route answers a few
- * statuses, found faster by a scan than a map), latencies, 429s. A status is one of HTTP's (a `Response` holds no
- * other), so the arrays are bounded.
+ * statuses, found faster by a scan than a map), latencies by status class (made at the first answer of each), 429s. A
+ * status is one of HTTP's (a `Response` holds no other), so the arrays are bounded.
  */
 class MethodStats {
   readonly statuses: number[] = []
   readonly counts: number[] = []
-  readonly latency = new HistogramSeries(LATENCY_BUCKETS)
+  readonly latency: (HistogramSeries | undefined)[] = [undefined, undefined, undefined, undefined, undefined]
   refusals = 0
 }
 
@@ -52,7 +61,14 @@ export class HttpMetrics {
       stats.counts.push(0)
     }
     stats.counts[at] = (stats.counts[at] as number) + 1
-    stats.latency.observe(seconds)
+    // 100–599 give 0–4; a Response holds no other status, but the index stays within the array whatever it is.
+    const code = Math.min(Math.max(((status / 100) | 0) - 1, 0), 4)
+    let latency = stats.latency[code]
+    if (latency === undefined) {
+      latency = new HistogramSeries(LATENCY_BUCKETS)
+      stats.latency[code] = latency
+    }
+    latency.observe(seconds)
     if (status === 429) stats.refusals++
   }
 
@@ -100,11 +116,15 @@ export class HttpMetrics {
           familyHeader(
             lines,
             'rock_legends_http_request_duration_seconds',
-            "Time from a route's first step to its answer, by method and route template.",
+            "Time from a route's first step to its answer, by method, route template and status class (code).",
             'histogram',
           )
           for (const [labels, stats] of this.series())
-            stats.latency.render(lines, 'rock_legends_http_request_duration_seconds', labels)
+            for (let i = 0; i < CODES.length; i++)
+              stats.latency[i]?.render(lines, 'rock_legends_http_request_duration_seconds', {
+                ...labels,
+                code: CODES[i] as string,
+              })
         },
       },
       {

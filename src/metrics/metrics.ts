@@ -1,5 +1,6 @@
 import pkg from '../../package.json' with { type: 'json' }
 import { HttpMetrics } from './http-metrics.ts'
+import { processFamilies } from './process-metrics.ts'
 import { Counter, type Family, Gauge, Histogram, renderFamilies } from './registry.ts'
 
 /** Upper bounds of the changes one commit carries (the group commit's batch size). */
@@ -23,18 +24,28 @@ export interface FileSizes {
 }
 
 /**
- * What the store records: commits and their batch sizes (both stores), the journal's fsyncs, size and compactions
- * (a data file), the pool (a database). The store calls these only once instrumented (`Store.instrument`); a
- * server without `--metrics` never makes one.
+ * The longest a scrape waits for the store's check (a database's `SELECT 1`, which gives up after 2 s by itself):
+ * a scrape never hangs on a database that went silent.
+ */
+export const SCRAPE_CHECK_MS = 3000
+
+/**
+ * What the store records: whether it is up, commits and their batch sizes (both stores), the journal's fsyncs, size
+ * and compactions (a data file), the pool (a database); and the requests refused because it was not up. The store
+ * calls these only once instrumented (`Store.instrument`); a server without `--metrics` never makes one.
  */
 export class StoreMetrics {
+  readonly unavailable = new Counter(
+    'rock_legends_store_unavailable_total',
+    'Requests refused with 503 because the store could not serve them (store-unavailable, database-unavailable).',
+  )
   readonly commits = new Counter(
     'rock_legends_store_commits_total',
     'Commits that made a batch of changes durable: a group commit (data file, memory) or a transaction (PostgreSQL).',
   )
   readonly commitFailures = new Counter(
     'rock_legends_store_commit_failures_total',
-    'Commits that failed: every change in them was refused.',
+    'Commits the disk or the database could not take: every change in them was refused.',
   )
   readonly commitChanges = new Histogram(
     'rock_legends_store_commit_changes',
@@ -58,6 +69,11 @@ export class StoreMetrics {
   files: FileSizes | undefined
   /** The pool's use, set by a store over a database. */
   pool: PoolUse | undefined
+  /** Whether the store can serve, as its operations find it; set by the store. */
+  availability: { readonly up: boolean } | undefined
+  /** Asked before each scrape, set by a store that can be asked cheaply (a database: `SELECT 1`). */
+  check: (() => Promise<void>) | undefined
+  private checking: Promise<void> | undefined
 
   /** Counts the use of a pool of `max` connections (a store over a database). */
   poolOf(max: number): PoolUse {
@@ -71,9 +87,46 @@ export class StoreMetrics {
     this.commitChanges.observe(changes)
   }
 
+  /** A request was refused with 503: the store could not serve it. */
+  refused(): void {
+    this.unavailable.inc()
+  }
+
+  /**
+   * Brings {@link availability} up to date before a scrape: the store's check, if it has one, given at most
+   * {@link SCRAPE_CHECK_MS}; scrapes at the same moment share one. Its outcome reaches the availability through the
+   * store; never rejects.
+   */
+  async refresh(): Promise<void> {
+    const check = this.check
+    if (!check) return
+    this.checking ??= check()
+      .catch(() => {})
+      .finally(() => {
+        this.checking = undefined
+      })
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const late = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, SCRAPE_CHECK_MS)
+    })
+    await Promise.race([this.checking, late])
+    clearTimeout(timer)
+  }
+
   /** The families of the store at hand: the journal's for a data file, the pool's for a database. */
   families(): Family[] {
-    const families: Family[] = [this.commits, this.commitFailures, this.commitChanges]
+    const availability = this.availability
+    const families: Family[] = [
+      new Gauge(
+        'rock_legends_store_up',
+        'Whether the store can serve now (1) or not (0): the database answers, or the data file takes commits.',
+        [{ read: () => (availability === undefined ? undefined : availability.up ? 1 : 0) }],
+      ),
+      this.unavailable,
+      this.commits,
+      this.commitFailures,
+      this.commitChanges,
+    ]
     const files = this.files
     if (files)
       families.push(
@@ -117,6 +170,12 @@ export class BackupMetrics {
   readonly backups = new Counter('rock_legends_backups_total', 'Backups written completely.')
   readonly failures = new Counter('rock_legends_backup_failures_total', 'Backups that failed.')
   private last: number | undefined
+  private intervalS: number | undefined
+
+  /** Backups are taken every `ms` (`--backup-every`). */
+  scheduled(ms: number): void {
+    this.intervalS = ms / 1000
+  }
 
   /** A backup is complete under its final name. */
   taken(at = Date.now()): void {
@@ -136,6 +195,9 @@ export class BackupMetrics {
       new Gauge('rock_legends_last_backup_timestamp_seconds', 'When the last complete backup was taken (Unix time).', [
         { read: () => this.last },
       ]),
+      new Gauge('rock_legends_backup_interval_seconds', 'How often backups are scheduled (--backup-every).', [
+        { read: () => this.intervalS },
+      ]),
     ]
   }
 }
@@ -153,28 +215,29 @@ export class Metrics {
   readonly http = new HttpMetrics()
   readonly store = new StoreMetrics()
   readonly backups = new BackupMetrics()
-  private readonly startedAt = Math.round(Date.now() - performance.now()) / 1000
   private memory: NodeJS.MemoryUsage | undefined
 
   private readonly process: Family[] = [
     new Gauge('rock_legends_build_info', 'The version of this build, as a label; always 1.', [
       { labels: { version: pkg.version, bun: Bun.version }, read: () => 1 },
     ]),
-    new Gauge('rock_legends_process_start_time_seconds', 'When the process started (Unix time).', [
-      { read: () => this.startedAt },
-    ]),
-    new Gauge('rock_legends_process_resident_memory_bytes', 'Resident memory of the process (RSS).', [
-      { read: () => this.memory?.rss },
-    ]),
+    // The engine's own figures, which no standard name covers; the process's are under the standard names below.
     new Gauge('rock_legends_process_heap_used_bytes', "JavaScript heap in use by live objects (the engine's count).", [
       { read: () => this.memory?.heapUsed },
     ]),
     new Gauge('rock_legends_process_heap_total_bytes', 'JavaScript heap the engine holds, used or not.', [
       { read: () => this.memory?.heapTotal },
     ]),
+    ...processFamilies(),
   ]
 
-  /** The text `/metrics` answers: every family with its HELP and TYPE lines. */
+  /** The text `/metrics` answers, once the store has been asked whether it serves (bounded: see `refresh`). */
+  async scrape(): Promise<string> {
+    await this.store.refresh()
+    return this.render()
+  }
+
+  /** Every family with its HELP and TYPE lines, as they stand. */
   render(): string {
     this.memory = process.memoryUsage()
     return renderFamilies([

@@ -52,21 +52,34 @@ export class Counter implements Family {
   }
 }
 
+/** One series of a family read when scraped: its labels, and its value then (`undefined` leaves it out). */
+export interface ReadSeries {
+  labels?: Labels
+  read: () => number | undefined
+}
+
 /** A value read when scraped: each series from its `read` (a series whose read answers `undefined` is left out). */
 export class Gauge implements Family {
+  protected readonly type: string = 'gauge'
+
   constructor(
     readonly name: string,
     readonly help: string,
-    private readonly series: readonly { labels?: Labels; read: () => number | undefined }[],
+    private readonly series: readonly ReadSeries[],
   ) {}
 
   render(lines: string[]): void {
-    header(lines, this.name, this.help, 'gauge')
+    header(lines, this.name, this.help, this.type)
     for (const { labels, read } of this.series) {
       const value = read()
       if (value !== undefined) lines.push(`${this.name}${labelText(labels)} ${numberText(value)}`)
     }
   }
+}
+
+/** A total kept elsewhere and read when scraped (the CPU time the kernel counts), as a gauge is read. */
+export class ReadCounter extends Gauge {
+  protected override readonly type = 'counter'
 }
 
 /**

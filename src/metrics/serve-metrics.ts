@@ -31,7 +31,7 @@ const HEADERS = {
 }
 
 /** The answer of the metrics listener to `request`: the text at `GET /metrics`, 404 or 405 elsewhere. */
-export function answerScrape(metrics: Metrics, request: Request): Response {
+export async function answerScrape(metrics: Metrics, request: Request): Promise<Response> {
   const start = request.url.indexOf('/', request.url.indexOf('//') + 2)
   const end = request.url.indexOf('?', start)
   const path = start < 0 ? '/' : request.url.slice(start, end < 0 ? undefined : end)
@@ -40,13 +40,13 @@ export function answerScrape(metrics: Metrics, request: Request): Response {
     return new Response('Not found: the metrics are at /metrics.\n', { status: 404, headers: plain })
   if (request.method !== 'GET' && request.method !== 'HEAD')
     return new Response('Use GET.\n', { status: 405, headers: { ...plain, allow: 'GET, HEAD' } })
-  return new Response(request.method === 'HEAD' ? null : metrics.render(), { headers: HEADERS })
+  return new Response(request.method === 'HEAD' ? null : await metrics.scrape(), { headers: HEADERS })
 }
 
 /**
  * Serves `metrics` at `GET /metrics` on a listener of its own (`--metrics [HOST:]PORT`), on loopback unless another
- * host is named: the API's port never answers `/metrics`, and nothing here needs a credential. Each scrape renders
- * the text afresh; requests carry no body (at most 1 KiB is read).
+ * host is named: the API's port never answers `/metrics`, and nothing here needs a credential. Each scrape asks the
+ * store whether it serves (bounded) and renders the text afresh; requests carry no body (at most 1 KiB is read).
  */
 export function serveMetrics(metrics: Metrics, { host, port }: MetricsAddress): Server<undefined> {
   return Bun.serve({

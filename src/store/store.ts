@@ -12,6 +12,7 @@ import type { New } from '../model/form.ts'
 import type { AlbumSort, ArtistSort, ListQuery } from '../model/search.ts'
 import type { StoreDocument } from '../model/store-document.ts'
 import type { NewUser, User } from '../model/user.ts'
+import type { StoreAvailability } from './availability.ts'
 import type { Changes } from './changes.ts'
 
 /** What `users.update` may change in an account: its password hash and whether (since when) it is disabled. */
@@ -327,4 +328,9 @@ export interface Store {
    * journal's fsyncs, size and compactions, the pool's use. A store never instrumented counts nothing.
    */
   instrument?(metrics: StoreMetrics): void
+  /**
+   * Whether the store can serve right now, as its operations find it (availability.ts): over a database, whether it
+   * answers; over a data file, whether the journal takes commits. Watched by the server's log and `--metrics`.
+   */
+  readonly availability?: StoreAvailability
 }

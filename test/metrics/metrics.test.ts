@@ -1,8 +1,10 @@
 import { afterEach, describe, expect, test } from 'bun:test'
+import { open } from 'node:fs/promises'
 import { join } from 'node:path'
 import { ACCOUNT_LIMITS } from '../../src/accounts/service.ts'
 import { createApp } from '../../src/app.ts'
 import { requestLog } from '../../src/http/request-log.ts'
+import { LATENCY_BUCKETS } from '../../src/metrics/http-metrics.ts'
 import { Metrics } from '../../src/metrics/metrics.ts'
 import { answerScrape } from '../../src/metrics/serve-metrics.ts'
 import { openStore } from '../../src/store/open-store.ts'
@@ -75,8 +77,45 @@ describe('metrics in-process', () => {
     )
     expect(text).not.toContain('/api/v1/artists/1"')
     expect(text).not.toContain('/no/such/path')
-    expect(sample(text, 'rock_legends_http_request_duration_seconds_count', GET_ARTIST)).toBe(4)
-    expect(sample(text, 'rock_legends_http_request_duration_seconds_bucket', { ...GET_ARTIST, le: '+Inf' })).toBe(4)
+    // Latency by status class: the two reads found apart from the two refused.
+    const duration = 'rock_legends_http_request_duration_seconds'
+    expect(sample(text, `${duration}_count`, { ...GET_ARTIST, code: '2xx' })).toBe(2)
+    expect(sample(text, `${duration}_count`, { ...GET_ARTIST, code: '4xx' })).toBe(2)
+    expect(sample(text, `${duration}_bucket`, { ...GET_ARTIST, code: '2xx', le: '+Inf' })).toBe(2)
+    expect(sample(text, `${duration}_count`, { method: 'POST', route: '/api/v1/artists', code: '2xx' })).toBe(1)
+    expect(sample(text, `${duration}_count`, { ...GET_ARTIST, code: '5xx' })).toBeUndefined()
+  })
+
+  test('latency buckets resolve from 50 µs to 10 s, 1–2.5–5 in every decade', () => {
+    expect(LATENCY_BUCKETS).toEqual([
+      0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
+    ])
+    // Each observation lands in the first bucket that holds it: a 70 µs read is not a 0.5 ms one.
+    const metrics = new Metrics()
+    for (const seconds of [0.00003, 0.00007, 0.0003, 0.0009, 0.02, 7, 20])
+      metrics.http.record('GET', '/x', 200, seconds)
+    const text = metrics.render()
+    const bucket = (le: string) =>
+      sample(text, 'rock_legends_http_request_duration_seconds_bucket', { method: 'GET', route: '/x', code: '2xx', le })
+    expect(['0.00005', '0.0001', '0.00025', '0.0005', '0.001', '0.01', '0.025', '5', '10', '+Inf'].map(bucket)).toEqual(
+      [1, 2, 2, 3, 4, 4, 5, 5, 6, 7],
+    )
+  })
+
+  test('the status class covers every status, and no other value', () => {
+    const metrics = new Metrics()
+    for (const status of [101, 200, 204, 304, 308, 404, 429, 500, 503]) metrics.http.record('GET', '/x', status, 0.001)
+    const text = metrics.render()
+    const codes = new Set(
+      text
+        .split('\n')
+        .filter((line) => line.startsWith('rock_legends_http_request_duration_seconds_count'))
+        .map((line) => /code="([^"]*)"/.exec(line)?.[1]),
+    )
+    expect([...codes].sort()).toEqual(['1xx', '2xx', '3xx', '4xx', '5xx'])
+    const count = (code: string) =>
+      sample(text, 'rock_legends_http_request_duration_seconds_count', { method: 'GET', route: '/x', code })
+    expect(['1xx', '2xx', '3xx', '4xx', '5xx'].map(count)).toEqual([1, 2, 2, 2, 2])
   })
 
   test('the store counts its commits, batch sizes, fsyncs and journal size', async () => {
@@ -121,21 +160,63 @@ describe('metrics in-process', () => {
     expect(sample(metrics.render(), 'rock_legends_last_backup_timestamp_seconds')).toBe(1_700_000_000)
   })
 
-  test('process memory is reported', () => {
-    const text = new Metrics().render()
-    expect(sample(text, 'rock_legends_process_resident_memory_bytes')).toBeGreaterThan(1_000_000)
-    expect(sample(text, 'rock_legends_process_heap_used_bytes')).toBeGreaterThan(0)
+  test('the standard process metrics, under their standard names, with sane values', async () => {
+    const metrics = new Metrics()
+    const first = metrics.render()
+    const before = Date.now() / 1000
+    // 50 ms of this process's CPU (however long that takes on a busy machine), and 20 files held open, between two
+    // scrapes.
+    const dir = tempDir()
+    cleanups.push(() => removeDir(dir))
+    const spent = () => {
+      const { user, system } = process.cpuUsage()
+      return (user + system) / 1e6
+    }
+    const from = spent()
+    let spin = 0
+    while (spent() - from < 0.05 && Date.now() / 1000 - before < 10) spin += Math.sqrt(spin + 1)
+    for (let i = 0; i < 20; i++) {
+      const handle = await open(join(dir, `held-${i}`), 'w')
+      cleanups.push(() => handle.close())
+    }
+    const second = metrics.render()
+    const cpu = sample(second, 'process_cpu_seconds_total') as number
+    expect(cpu).toBeGreaterThan(0)
+    expect(cpu - (sample(first, 'process_cpu_seconds_total') as number)).toBeGreaterThanOrEqual(0.05)
+    expect(second).toContain('# TYPE process_cpu_seconds_total counter')
+    expect(sample(second, 'process_resident_memory_bytes')).toBeGreaterThan(1_000_000)
+    expect(sample(second, 'process_resident_memory_bytes')).toBeLessThan(
+      sample(second, 'process_virtual_memory_bytes') as number,
+    )
+    const openFds = sample(second, 'process_open_fds') as number
+    expect(openFds).toBeGreaterThanOrEqual(23)
+    // Other work of this process may open or close a few meanwhile.
+    expect(openFds - (sample(first, 'process_open_fds') as number)).toBeGreaterThanOrEqual(15)
+    expect(openFds).toBeLessThanOrEqual(sample(second, 'process_max_fds') as number)
+    // As the kernel has it: the process started before this test, not long before (a test file starts a process).
+    const started = sample(second, 'process_start_time_seconds') as number
+    expect(started).toBeLessThan(before + 1)
+    expect(started).toBeGreaterThan(before - 3600)
+    expect(Math.abs(started - performance.timeOrigin / 1000)).toBeLessThan(5)
+    for (const name of ['resident_memory_bytes', 'virtual_memory_bytes', 'open_fds', 'max_fds', 'start_time_seconds'])
+      expect(second).toContain(`# TYPE process_${name} gauge`)
+    // The engine's own figures keep the server's prefix; the standard ones are not doubled under it.
+    expect(sample(second, 'rock_legends_process_heap_used_bytes')).toBeGreaterThan(0)
+    expect(second).not.toContain('rock_legends_process_resident_memory_bytes')
+    expect(second).not.toContain('rock_legends_process_start_time_seconds')
+    expect(spin).toBeGreaterThan(0)
   })
 
   test('the listener answers GET /metrics only', async () => {
     const metrics = new Metrics()
-    const scrape = answerScrape(metrics, new Request('http://127.0.0.1:9464/metrics'))
+    const scrape = await answerScrape(metrics, new Request('http://127.0.0.1:9464/metrics'))
     expect(scrape.status).toBe(200)
     expect(scrape.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8')
     expect(await scrape.text()).toContain('# TYPE rock_legends_http_requests_total counter')
-    expect(answerScrape(metrics, new Request('http://127.0.0.1:9464/')).status).toBe(404)
-    expect(answerScrape(metrics, new Request('http://127.0.0.1:9464/metrics/x')).status).toBe(404)
-    expect(answerScrape(metrics, new Request('http://127.0.0.1:9464/metrics', { method: 'POST' })).status).toBe(405)
+    expect((await answerScrape(metrics, new Request('http://127.0.0.1:9464/'))).status).toBe(404)
+    expect((await answerScrape(metrics, new Request('http://127.0.0.1:9464/metrics/x'))).status).toBe(404)
+    const post = await answerScrape(metrics, new Request('http://127.0.0.1:9464/metrics', { method: 'POST' }))
+    expect(post.status).toBe(405)
   })
 })
 

@@ -50,10 +50,11 @@ describe.skipIf(skip)('/metrics of the executable', () => {
     const text = await scrape.text()
     const families = parsePrometheusText(text)
 
-    // Names: the prefix, snake case, base units; counters end in _total; every family has HELP and TYPE.
+    // Names: the prefix (or the standard process metrics' own), snake case, base units; counters end in _total; every
+    // family has HELP and TYPE.
     expect(families.length).toBeGreaterThan(15)
     for (const each of families) {
-      expect(each.name).toMatch(/^rock_legends_[a-z][a-z0-9_]*$/)
+      expect(each.name).toMatch(/^(rock_legends|process)_[a-z][a-z0-9_]*$/)
       expect(each.name).not.toMatch(/_(ms|milliseconds|kb|mb|kib|mib|minutes|hours)(_|$)/)
       expect(each.help, each.name).not.toBe('')
       expect(['counter', 'gauge', 'histogram'], each.name).toContain(each.type)
@@ -110,8 +111,21 @@ describe.skipIf(skip)('/metrics of the executable', () => {
     expect(value('rock_legends_journal_bytes')).toBeGreaterThan(0)
     expect(value('rock_legends_backups')).toBe(0)
     expect(value('rock_legends_backup_failures')).toBe(0)
-    expect(value('rock_legends_process_resident_memory_bytes')).toBeGreaterThan(1_000_000)
+    // No schedule: neither its interval nor a last backup.
+    expect(family(families, 'rock_legends_backup_interval_seconds')?.samples).toEqual([])
+    expect(value('rock_legends_store_up')).toBe(1)
+    expect(value('rock_legends_store_unavailable')).toBe(0)
     expect(family(families, 'rock_legends_journal_fsync_seconds')?.type).toBe('histogram')
+    // The latency histogram's status class; the standard process metrics, typed as the official clients type them.
+    const codes = family(families, 'rock_legends_http_request_duration_seconds')?.samples.map(
+      (each) => each.labels.code,
+    )
+    expect([...new Set(codes)].sort()).toEqual(['2xx', '4xx'])
+    expect(family(families, 'process_cpu_seconds')?.type).toBe('counter')
+    expect(value('process_cpu_seconds')).toBeGreaterThan(0)
+    expect(value('process_resident_memory_bytes')).toBeGreaterThan(1_000_000)
+    expect(value('process_open_fds')).toBeLessThanOrEqual(value('process_max_fds') as number)
+    expect(Math.abs((value('process_start_time_seconds') as number) - Date.now() / 1000)).toBeLessThan(120)
   })
 
   test('scheduled backups are counted as they are written', async () => {
@@ -123,6 +137,7 @@ describe.skipIf(skip)('/metrics of the executable', () => {
     for (let i = 0; i < 100 && !((await scrape('rock_legends_backups')) ?? 0); i++) await Bun.sleep(100)
     expect(await scrape('rock_legends_backups')).toBeGreaterThanOrEqual(1)
     expect(await scrape('rock_legends_backup_failures')).toBe(0)
+    expect(await scrape('rock_legends_backup_interval_seconds')).toBe(1)
     const last = (await scrape('rock_legends_last_backup_timestamp_seconds')) as number
     expect(Math.abs(last - Date.now() / 1000)).toBeLessThan(60)
   }, 30_000)

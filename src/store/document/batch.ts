@@ -14,13 +14,23 @@ export class Batch {
   private readonly changed = new Map<Collection, Map<number, StoreRecord>>()
   private rewindTo: Rewind | undefined
   private replacedAll = false
+  /** Whether the batch is committed even with no change: a probe of the disk. */
+  private probing = false
 
   /** A batch of changes to `records`. */
   constructor(private readonly records: Records) {}
 
   /** Whether this batch has anything to make durable. */
   get isEmpty(): boolean {
-    return !this.replacedAll && this.changed.size === 0
+    return !this.replacedAll && this.changed.size === 0 && !this.probing
+  }
+
+  /**
+   * Makes the batch a commit even with no change: its journal entry then holds the counters alone, which replaying
+   * changes nothing. Whether such a commit goes through tells whether the disk takes commits again.
+   */
+  probe(): void {
+    this.probing = true
   }
 
   /** The id of a new record of `collection`, taken from its counter. */

@@ -9,6 +9,7 @@ import type { New } from '../../model/form.ts'
 import type { AlbumSort, ArtistSort, ListQuery } from '../../model/search.ts'
 import type { StoreDocument } from '../../model/store-document.ts'
 import type { NewUser, User } from '../../model/user.ts'
+import { StoreAvailability } from '../availability.ts'
 import { type Change, ChangeHub } from '../changes.ts'
 import { artistTag, StaleVersionError } from '../entity-tag.ts'
 import { imageOf, liveOf, makeRoom, takesCredentialAt } from '../rules.ts'
@@ -72,6 +73,11 @@ export class DocumentStore implements Store {
   readonly changes: ChangeHub
   private readonly run = crypto.randomUUID().slice(0, 8)
   private announced = 0
+  /**
+   * Whether commits go through: away at a commit the disk refused, back at the next that it takes. While away, a
+   * commit of nothing (the counters alone, see `Batch.probe`) is tried every few seconds.
+   */
+  readonly availability: StoreAvailability
 
   /**
    * Holds `document` (none for a new store) in a lowdb instance, persisted by `persistence`. Its changes are
@@ -82,9 +88,11 @@ export class DocumentStore implements Store {
     document: StoreDocument | null,
     private readonly persistence: Persistence,
     changes?: ChangeHub,
+    probeEveryMs?: number,
   ) {
     this.records = new Records(new Low(new Memory<StoreDocument>(), document ?? emptyDocument()))
-    this.commits = new GroupCommit(this.records, persistence)
+    this.availability = new StoreAvailability(() => this.commits.probe(), probeEveryMs)
+    this.commits = new GroupCommit(this.records, persistence, this.availability)
     // Ids of another run (a restart, another store) are unknown here: such a client is told to reload.
     this.changes = changes ?? new ChangeHub(`${this.run}-0`)
   }
@@ -92,6 +100,7 @@ export class DocumentStore implements Store {
   /** Counts commits (and, over a data file, the journal's work) into `metrics`. */
   instrument(metrics: StoreMetrics): void {
     this.commits.metrics = metrics
+    metrics.availability = this.availability
     this.persistence.instrument?.(metrics)
   }
 
@@ -314,6 +323,7 @@ export class DocumentStore implements Store {
   async close(): Promise<void> {
     if (this.closed) return
     this.closed = true
+    this.availability.close()
     this.changes.end()
     await this.commits.idle()
     // Folds the journal into the data file, last-used times included.

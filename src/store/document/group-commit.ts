@@ -1,4 +1,5 @@
 import type { StoreMetrics } from '../../metrics/metrics.ts'
+import type { StoreAvailability } from '../availability.ts'
 import { Batch } from './batch.ts'
 import type { Persistence } from './persistence.ts'
 import type { Records } from './records.ts'
@@ -10,6 +11,8 @@ interface Pending {
   mutation: Mutation<unknown>
   resolve: (result: unknown) => void
   reject: (error: unknown) => void
+  /** A probe of the disk ({@link GroupCommit.probe}): no change anyone asked for, so not counted in the metrics. */
+  probe?: true
 }
 
 /**
@@ -33,10 +36,14 @@ export class GroupCommit {
   /** Where commits are counted (`--metrics`); none by default. */
   metrics: StoreMetrics | undefined
 
-  /** Commits mutations of `records`, made durable by `persistence`. */
+  /**
+   * Commits mutations of `records`, made durable by `persistence`; whether persisting works is noted in
+   * `availability`.
+   */
   constructor(
     private readonly records: Records,
     private readonly persistence: Persistence,
+    private readonly availability?: StoreAvailability,
   ) {
     this.next = new Batch(records)
   }
@@ -48,8 +55,20 @@ export class GroupCommit {
 
   /** Applies `mutation` in the next batch and resolves with its result once the batch is durable. */
   submit<T>(mutation: Mutation<T>): Promise<T> {
+    return this.enqueue(mutation)
+  }
+
+  /**
+   * Commits nothing but the counters (`Batch.probe`), to learn whether the disk takes a commit again; resolves once
+   * it did. Not counted as a commit, nor as a failed one: nobody asked for a change.
+   */
+  probe(): Promise<void> {
+    return this.enqueue((batch) => batch.probe(), true)
+  }
+
+  private enqueue<T>(mutation: Mutation<T>, probe?: true): Promise<T> {
     const { promise, resolve, reject } = Promise.withResolvers<T>()
-    this.queue.push({ mutation, resolve: resolve as (result: unknown) => void, reject })
+    this.queue.push({ mutation, resolve: resolve as (result: unknown) => void, reject, probe })
     this.running ??= this.drain()
     return promise
   }
@@ -76,15 +95,21 @@ export class GroupCommit {
         if (applied.length === 0) continue
         // Bookkeeping from now on rides with the commit after this one.
         this.next = new Batch(this.records)
+        // A batch with nothing to persist tells nothing of the disk.
+        const telling = !batch.isEmpty
+        const turn = this.availability?.turn ?? 0
+        const asked = applied.filter(([pending]) => !pending.probe).length
         try {
           await batch.persist(this.persistence)
         } catch (error) {
           batch.rollback()
-          this.metrics?.commitFailures.inc()
+          if (asked > 0) this.metrics?.commitFailures.inc()
+          this.availability?.failed(error, turn)
           for (const [pending] of applied) pending.reject(error)
           continue
         }
-        this.metrics?.committed(applied.length)
+        if (telling) this.availability?.succeeded(turn)
+        if (asked > 0) this.metrics?.committed(asked)
         for (const [pending, result] of applied) pending.resolve(result)
       }
     } finally {

@@ -25,6 +25,8 @@ export interface JsonFileOptions {
   compactAfterBytes?: number
   /** The file operations writes go through; tests pass one that fails on purpose (see `file-system.ts`). */
   fs?: FileSystem
+  /** How often to try a commit again while the disk refuses them, in ms (availability.ts). */
+  probeEveryMs?: number
 }
 
 const DEFAULT_COMPACT_AFTER = 8 * 1024 * 1024
@@ -178,7 +180,7 @@ export async function openJsonFileStore(path: string, options: JsonFileOptions =
       options.compactAfterBytes ?? DEFAULT_COMPACT_AFTER,
       release,
     )
-    const store = new DocumentStore(document, persistence)
+    const store = new DocumentStore(document, persistence, undefined, options.probeEveryMs)
     if (!read) {
       // A journal without its data file cannot be trusted to be complete.
       if (entries.length > 0) throw damagedDataFile(location, `${journal.path} exists but ${location} does not`)

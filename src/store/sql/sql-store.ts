@@ -11,6 +11,7 @@ import type { AlbumSort, ArtistSort, ListQuery } from '../../model/search.ts'
 import type { StoreDocument, StoredDocument } from '../../model/store-document.ts'
 import { upgradeDocument } from '../../model/upgrade.ts'
 import type { NewUser, User } from '../../model/user.ts'
+import { StoreAvailability } from '../availability.ts'
 import { artistTag, StaleVersionError } from '../entity-tag.ts'
 import {
   type CredentialLimit,
@@ -41,7 +42,7 @@ import { SqlLimiter, SqlRecents } from './limiter.ts'
 import { listAlbums, listArtists } from './lists.ts'
 import { isEmpty, loadCatalogue } from './load.ts'
 import { migrate } from './migrate.ts'
-import { isStaleConnection, storeError, within } from './outages.ts'
+import { isStaleConnection, isUnavailable, storeError, within } from './outages.ts'
 import { PageCache } from './page-cache.ts'
 import { fetchAlbums, fetchArtists, fetchCredentials, fetchUsers, fetchVersions, ReadBatcher } from './reads.ts'
 import { inTransaction, retried, sqlState } from './retry.ts'
@@ -72,6 +73,8 @@ export interface SqlStoreOptions {
   idleTimeoutMs?: number
   /** How long `check()` waits for `SELECT 1`, in ms. */
   checkTimeoutMs?: number
+  /** How often to check the database again while it is away, in ms (availability.ts). */
+  probeEveryMs?: number
   /** How often noted credential uses (`credentials.noteUse`) are saved when no write carries them, in ms. */
   saveUsesEveryMs?: number
   /** Who this replica is, in the migration records: host and process id by default. */
@@ -178,6 +181,8 @@ export class SqlStore implements Store {
   private pool: PoolUse | undefined
   /** After a write that may have recorded changes: this replica reads them now, the others are woken up. */
   private readonly changed = () => this.changes.written()
+  /** Whether the database answers, as every operation finds it; checked every few seconds while it does not. */
+  readonly availability: StoreAvailability
 
   /** A store over the pool `sql`, opened on `url` (migrated and with its tallies); see {@link openSqlStore}. */
   constructor(
@@ -193,6 +198,7 @@ export class SqlStore implements Store {
     // A statement the server did not cancel in time: the connection itself is stuck (a network that went silent).
     this.deadlineMs = (options.statementTimeoutMs ?? 5000) + 1000
     this.checkTimeoutMs = options.checkTimeoutMs ?? 2000
+    this.availability = new StoreAvailability(() => this.check(), options.probeEveryMs)
     this.writes = new WriteBatcher(
       this.transact,
       // One statement alone: retried on serialization failures only. Unlike a transaction, a statement lost with its
@@ -243,17 +249,29 @@ export class SqlStore implements Store {
     this.metrics = metrics
     this.writes.metrics = metrics
     this.pool = metrics.poolOf(this.poolSize)
+    metrics.availability = this.availability
+    // Asked at each scrape: an idle replica learns then whether its database still answers.
+    metrics.check = () => this.check()
   }
 
-  /** Runs `operation` within the deadline, its errors as the store reports them. */
+  /**
+   * Runs `operation` within the deadline, its errors as the store reports them; whether the database answered is
+   * noted in {@link availability}.
+   */
   private async operate<T>(operation: () => Promise<T>): Promise<T> {
     if (this.closed) throw new StoreUnavailableError('the store is closed')
     const pool = this.pool
+    const availability = this.availability
+    const turn = availability.turn
     if (pool) pool.inFlight++
     try {
-      return await within(operation(), this.deadlineMs, this.target)
+      const result = await within(operation(), this.deadlineMs, this.target)
+      availability.succeeded(turn)
+      return result
     } catch (error) {
-      throw storeError(error, this.target)
+      const reported = storeError(error, this.target)
+      if (reported instanceof DatabaseUnavailableError) availability.failed(reported, turn)
+      throw reported
     } finally {
       if (pool) pool.inFlight--
     }
@@ -279,7 +297,15 @@ export class SqlStore implements Store {
 
   /** A write of its own: one transaction. */
   private write<T>(work: (tx: SQL) => Promise<T>): Promise<T> {
-    const written = this.operate(() => this.transact(work))
+    return this.counted(this.operate(() => this.transact(work)))
+  }
+
+  /**
+   * `written`, a transaction that changes data, counted as a commit (`--metrics`), or as a failed one when the
+   * database could not take it: one it refused (a duplicate email, a stale tag) was answered, as the data file's
+   * refusals are.
+   */
+  private counted<T>(written: Promise<T>): Promise<T> {
     const metrics = this.metrics
     if (!metrics) return written
     return written.then(
@@ -288,7 +314,7 @@ export class SqlStore implements Store {
         return result
       },
       (error: unknown) => {
-        metrics.commitFailures.inc()
+        if (isUnavailable(error)) metrics.commitFailures.inc()
         throw error
       },
     )
@@ -447,7 +473,7 @@ export class SqlStore implements Store {
   ): Promise<{ artists: number; albums: number } | undefined> {
     if (this.closed) return Promise.reject(new StoreUnavailableError('the store is closed'))
     // No deadline: a large catalogue may take longer than one statement; each statement has its timeout.
-    return this.transact((tx) => loadCatalogue(tx, catalogue, options)).catch((error: unknown) => {
+    return this.counted(this.transact((tx) => loadCatalogue(tx, catalogue, options))).catch((error: unknown) => {
       throw storeError(error, this.target)
     })
   }
@@ -485,12 +511,14 @@ export class SqlStore implements Store {
   async restore(document: StoreDocument): Promise<void> {
     if (this.closed) throw new StoreUnavailableError('the store is closed')
     try {
-      await this.transact(async (tx) => {
-        await replaceAll(tx, document, emailKey)
-        // Every replica's streams are told to reload.
-        await recordChanges(tx, [{ kind: 'reset' }])
-        await commitWithCounters(tx, document.counters)
-      })
+      await this.counted(
+        this.transact(async (tx) => {
+          await replaceAll(tx, document, emailKey)
+          // Every replica's streams are told to reload.
+          await recordChanges(tx, [{ kind: 'reset' }])
+          await commitWithCounters(tx, document.counters)
+        }),
+      )
     } catch (error) {
       throw storeError(error, this.target)
     } finally {
@@ -501,14 +529,19 @@ export class SqlStore implements Store {
   }
 
   check(): Promise<void> {
+    const turn = this.availability.turn
     return within(this.sql`SELECT 1`, this.checkTimeoutMs, this.target).then(
-      () => {},
+      () => this.availability.succeeded(turn),
       (error: unknown) => {
         const reported = storeError(error, this.target)
-        if (reported instanceof DatabaseUnavailableError) throw reported
-        throw new DatabaseUnavailableError(`the database at ${this.target} cannot serve: ${causeOf(error)}`, {
-          cause: error,
-        })
+        const unavailable =
+          reported instanceof DatabaseUnavailableError
+            ? reported
+            : new DatabaseUnavailableError(`the database at ${this.target} cannot serve: ${causeOf(error)}`, {
+                cause: error,
+              })
+        this.availability.failed(unavailable, turn)
+        throw unavailable
       },
     )
   }
@@ -516,6 +549,7 @@ export class SqlStore implements Store {
   async close(): Promise<void> {
     if (this.closed) return
     this.closed = true
+    this.availability.close()
     clearInterval(this.timer)
     this.changes.end()
     await this.writes.flush().catch(() => {})

@@ -385,7 +385,8 @@ export class WriteBatcher {
       this.transactions += 1
       this.metrics?.committed(batch.length)
     } catch (error) {
-      this.metrics?.commitFailures.inc()
+      // A record the database refused is an answer; a commit it could not take is a failure.
+      if (isUnavailable(error)) this.metrics?.commitFailures.inc()
       // Uses recorded since keep their later times; the others wait for the next transaction.
       for (const [id, at] of uses) if (!this.uses.has(id)) this.uses.set(id, at)
       // One bad record (a value the database refuses) must not fail the others: each goes again on its own.
