@@ -79,8 +79,8 @@ async function readLimited(request: Request, limit: number): Promise<string> {
 /**
  * The body of a request, for a route's parse step ({@link jsonBody}, which checks credentials first where the route
  * needs them): bodies must be JSON (415 otherwise), at most `limit` bytes (413; 1 MiB unless the route lowered it),
- * well-formed (400) and an object (400). A request without a body parses to `undefined`, which
- * the route's schema then rejects.
+ * well-formed (400) and an object (400). A request without a body, or with an empty one, parses to `undefined`,
+ * which the route's schema then rejects where the route takes a body.
  */
 export async function parseJsonBody({ request }: { request: Request }, limit = MAX_BODY_BYTES): Promise<unknown> {
   const contentType = request.headers.get('content-type')
@@ -100,7 +100,9 @@ export async function parseJsonBody({ request }: { request: Request }, limit = M
     if (error instanceof Problem) throw error
     throw new Problem('malformed-json', 'The request body is not valid UTF-8.')
   }
-  if (text.trim() === '') throw new Problem('malformed-json', 'The request body is empty; send a JSON object.')
+  // Body-less, whatever the headers say: many clients send Content-Type: application/json on every request, a reset
+  // or a delete included. A route that needs a body then says so, as it does for a request without one.
+  if (text.trim() === '') return undefined
   let body: unknown
   try {
     body = JSON.parse(text)

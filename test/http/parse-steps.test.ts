@@ -83,3 +83,27 @@ describe('a route cannot read its body before its credentials are checked', () =
     expect(jsonBodyOf(routes[0]?.hooks.parse)).toEqual({ limit: MAX_BODY_BYTES })
   })
 })
+
+describe('an empty body sent as JSON', () => {
+  // Many clients send Content-Type: application/json on every request: a reset or a delete is still body-less.
+  test('is no body on a route that takes none, and a missing one on a route that needs one', async () => {
+    const server = app()
+    const empty = (method: string, path: string) =>
+      server.handle(
+        new Request(`http://localhost${path}`, {
+          method,
+          headers: { ...asService, 'content-type': 'application/json', 'content-length': '0' },
+        }),
+      )
+    expect((await empty('POST', '/__admin/reset')).status).toBe(204)
+    // The deprecated delete answers as it does without a body: the problem that says how to correct an artist.
+    const deleted = await empty('DELETE', '/api/v1/artists/1')
+    expect(await deleted.json()).toMatchObject({ type: '/problems/deprecated-operation' })
+    const create = await empty('POST', '/api/v1/artists')
+    expect(create.status).toBe(400)
+    expect(await create.json()).toMatchObject({
+      type: '/problems/validation-error',
+      errors: [{ pointer: '', detail: 'must be a JSON object' }],
+    })
+  })
+})
