@@ -43,3 +43,27 @@ export function banner({ url, ui, data, signup, metricsUrl }: BannerFacts): stri
   if (metricsUrl) lines.push(`  metrics    ${metricsUrl}`)
   return lines.join('\n')
 }
+
+/**
+ * The banner's facts as the fields of the `ready` object `--log json` writes in its place: the URL scripts wait for,
+ * the addresses, where the data lives (a file's absolute path, `:memory:`, or a database URL without its password)
+ * and in which kind of store, whether sign-up is open, the metrics' URL, this build's version and the process id.
+ *
+ * @example
+ * printLine(jsonLine('info', 'ready', readyFields({ url: server.url, ui: true, data: ':memory:', signup: true }, '1.0.0')))
+ */
+export function readyFields({ url, ui, data, signup, metricsUrl }: BannerFacts, version: string) {
+  const store = data === IN_MEMORY ? 'memory' : isDatabaseUrl(data) ? 'postgresql' : 'json-file'
+  return {
+    url,
+    ...(ui ? { pages: `${url}/` } : {}),
+    docs: `${url}/docs`,
+    api: `${url}/api/v1/artists`,
+    data: store === 'memory' ? data : store === 'postgresql' ? redactUrl(data) : resolve(data),
+    store,
+    signup,
+    ...(metricsUrl ? { metrics: metricsUrl } : {}),
+    version,
+    pid: process.pid,
+  }
+}

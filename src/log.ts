@@ -5,6 +5,13 @@ export const LOG_MODES = ['pretty', 'json', 'off'] as const
 /** How the server logs. */
 export type LogMode = (typeof LOG_MODES)[number]
 
+/** How important a line is, least first: `--log-level` writes the lines of its level and above. */
+export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const
+/** How important a log line is. */
+export type LogLevel = (typeof LOG_LEVELS)[number]
+
+const RANK: Readonly<Record<LogLevel, number>> = { debug: 0, info: 1, warn: 2, error: 3 }
+
 /** One answered request, as the access log records it. */
 export interface AccessEntry {
   method: string
@@ -29,16 +36,37 @@ export interface AccessEntry {
   userAgent?: string
   /** Who it was let through as, on a route that checks credentials (`service`, `user:12/token:34`); never a secret. */
   caller?: string
+  /** Whether it was a health check (`GET` or `HEAD` of `/livez`, `/readyz`, `/healthz`): a load balancer's, every few seconds. */
+  healthCheck?: boolean
+}
+
+/**
+ * The level of an access line: `debug` for a health check (answered or failed: a load balancer asks every few
+ * seconds, and a store that is away is logged once by itself), `error` for a 5xx answer (the server failed the
+ * request), `info` for the rest, 4xx included (a client's mistake is the service working as meant).
+ */
+export function accessLevel(entry: AccessEntry): LogLevel {
+  if (entry.healthCheck) return 'debug'
+  return entry.status >= 500 ? 'error' : 'info'
 }
 
 /** The longest `User-Agent` a line keeps: a client sending kilobytes of it must not make every line that long. */
 export const MAX_USER_AGENT = 256
 
-/** Where the server writes what it does: start-up, seeding, requests, failures. */
+/** Where the server writes what it does: start-up, seeding, requests, lifecycle, failures. */
 export interface Logger {
+  /** What only someone looking into the server wants (`--log-level debug`). */
+  debug(message: string, fields?: Record<string, unknown>): void
+  /** What the server does: it started, seeded, took a backup, is stopping. */
   info(message: string, fields?: Record<string, unknown>): void
+  /** What the operator should look at, though the server goes on as it should (a torn journal line cut off). */
+  warn(message: string, fields?: Record<string, unknown>): void
+  /** What failed; `error`'s stack goes with it. */
   error(message: string, error?: unknown): void
-  /** One line per answered request; absent with `--log off`, so the server then does no per-request work at all. */
+  /**
+   * One line per answered request, at the level {@link accessLevel} gives it; absent with `--log off`, so the server
+   * then does no per-request work at all.
+   */
   access?: (entry: AccessEntry) => void
 }
 
@@ -50,13 +78,18 @@ export interface Logger {
 // place that prints such a value escapes it as one field (see src/text/printable.ts); and nothing printed here
 // reaches a terminal with a control character in it but the newlines of a text of several lines.
 
+// Where lines go: the console's own methods, looked up at each write (tests watch them), until routeConsole puts
+// its own in their place and keeps the originals for these.
+let toStdout = (text: string) => console.log(text)
+let toStderr = (text: string) => console.error(text)
+
 /** Writes one line (without its newline) to stdout, its control characters but newlines shown escaped. */
-export const printLine = (line: string) => console.log(printableLines(line))
+export const printLine = (line: string) => toStdout(printableLines(line))
 
 /** Writes one line (without its newline) to stderr, after the access lines waiting to go there; escaped likewise. */
 export function printErrorLine(line: string): void {
   flushLog()
-  console.error(printableLines(line))
+  toStderr(printableLines(line))
 }
 
 // Access lines, one per request, are gathered and go out together: one write per flush instead of one per request.
@@ -92,7 +125,7 @@ export function flushLog(): void {
   waitingTimes.length = 0
   waitingChars = 0
   // The console adds the last newline.
-  console.error(text)
+  toStderr(text)
 }
 
 /** Queues one access entry, to be written as `format` makes it at the next flush, with `time` if the format shows it. */
@@ -177,16 +210,17 @@ function jsonLines(entries: readonly AccessEntry[], times: readonly number[]): s
 
 /**
  * The JSON access line, with the fields of an {@link AccessEntry} after `time` (when it was answered, Unix ms; now
- * if not given), `level` and `message`.
+ * if not given), `level` ({@link accessLevel}) and `message`.
  */
 export function jsonAccess(entry: AccessEntry, time = Date.now()): string {
   const { method, path, status, bytes, durationMs, requestId, client, userAgent, caller } = entry
+  const level = accessLevel(entry)
   const duration = Math.round(durationMs * 1000) / 1000
   const size = bytes === undefined ? '' : `,"bytes":${bytes}`
   // JSON.stringify escapes the C0 controls; printableJson the rest a terminal would act on (DEL, C1, bidi).
   const agent = userAgent === undefined ? '' : `,"userAgent":${printableJson(JSON.stringify(userAgent))}`
   const who = caller === undefined ? '' : `,"caller":${JSON.stringify(caller)}`
-  return `{"time":"${new Date(time).toISOString()}","level":"info","message":"request","method":${printableJson(JSON.stringify(method))},"path":${printableJson(JSON.stringify(path))},"status":${status}${size},"durationMs":${duration},"requestId":${JSON.stringify(requestId)},"client":${printableJson(JSON.stringify(client))}${agent}${who}}`
+  return `{"time":"${new Date(time).toISOString()}","level":"${level}","message":"request","method":${printableJson(JSON.stringify(method))},"path":${printableJson(JSON.stringify(path))},"status":${status}${size},"durationMs":${duration},"requestId":${JSON.stringify(requestId)},"client":${printableJson(JSON.stringify(client))}${agent}${who}}`
 }
 
 /** Whether stderr is a terminal that takes colours; asked lazily, since `process.stderr` costs start-up time. */
@@ -197,18 +231,74 @@ function colourful(): boolean {
 }
 
 /**
- * A logger for `--log`: pretty lines on stderr, JSON lines on stderr, or nothing. Access lines are buffered and
- * written in batches (see {@link flushLog}); the others are written at once.
+ * One JSON log line: `time` (now), `level` and `message`, then `fields`. What it quotes is escaped for a terminal
+ * (see src/text/printable.ts).
+ *
+ * @example
+ * printErrorLine(jsonLine('info', 'stopped', { drainMs: 12 }))
  */
-export function createLogger(mode: LogMode): Logger {
-  if (mode === 'off') return { info() {}, error() {} }
+export function jsonLine(level: LogLevel, message: string, fields: Record<string, unknown> = {}): string {
+  return printableJson(JSON.stringify({ time: new Date().toISOString(), level, message, ...fields }))
+}
+
+/** The pretty line of a message and its fields: `seeded the catalogue artists=32 albums=289`. */
+function prettyLine(message: string, fields: Record<string, unknown>): string {
+  const extra = Object.entries(fields)
+    .filter(([, value]) => value !== undefined)
+    .map(([key, value]) => `${key}=${typeof value === 'string' ? printable(value) : JSON.stringify(value)}`)
+    .join(' ')
+  return `${printableMessage(message)}${extra ? ` ${extra}` : ''}`
+}
+
+/** What a logger's lines below its level do: nothing. */
+const ignore = () => {}
+
+/**
+ * Keeps the access lines of `level` and above: all at `debug`; at `info` all but the health checks'; above it only
+ * the 5xx answers'. Each line is queued as `format` makes it, with its time when `timed`.
+ */
+function accessAt(level: LogLevel, format: AccessFormat, timed: boolean): (entry: AccessEntry) => void {
+  const write = timed
+    ? (entry: AccessEntry) => queue(format, entry, Date.now())
+    : (entry: AccessEntry) => queue(format, entry)
+  if (level === 'debug') return write
+  // The default, on every request's path: one property read more than writing them all.
+  if (level === 'info')
+    return (entry) => {
+      if (!entry.healthCheck) write(entry)
+    }
+  const least = RANK[level]
+  return (entry) => {
+    if (RANK[accessLevel(entry)] >= least) write(entry)
+  }
+}
+
+/**
+ * A logger for `--log` and `--log-level`: pretty lines on stderr, JSON lines on stderr, or nothing; lines below
+ * `level` are not written. Access lines are buffered and written in batches (see {@link flushLog}); the others are
+ * written at once.
+ *
+ * @example
+ * const log = createLogger('json', 'info')
+ * log.warn('cut off a torn journal line', { journal: '/var/lib/rock-legends/db.json.journal', at: 4096, bytes: 37 })
+ */
+export function createLogger(mode: LogMode, level: LogLevel = 'info'): Logger {
+  if (mode === 'off') return { debug: ignore, info: ignore, warn: ignore, error: ignore }
+  const least = RANK[level]
+  const at = <F extends (...args: never[]) => void>(lineLevel: LogLevel, write: F): F =>
+    RANK[lineLevel] >= least ? write : (ignore as F)
   if (mode === 'json') {
-    const line = (level: string, message: string, fields: Record<string, unknown>) =>
-      printErrorLine(printableJson(JSON.stringify({ time: new Date().toISOString(), level, message, ...fields })))
+    const line =
+      (lineLevel: LogLevel) =>
+      (message: string, fields: Record<string, unknown> = {}) =>
+        printErrorLine(jsonLine(lineLevel, message, fields))
     return {
-      info: (message, fields = {}) => line('info', message, fields),
-      error: (message, error) => line('error', message, error === undefined ? {} : { error: describeError(error) }),
-      access: (entry) => queue(jsonLines, entry, Date.now()),
+      debug: at('debug', line('debug')),
+      info: at('info', line('info')),
+      warn: at('warn', line('warn')),
+      error: (message, error) =>
+        printErrorLine(jsonLine('error', message, error === undefined ? {} : { error: describeError(error) })),
+      access: accessAt(level, jsonLines, true),
     }
   }
   // Asked at the first flush of access lines, after the first answer has gone out.
@@ -218,14 +308,50 @@ export function createLogger(mode: LogMode): Logger {
     return prettyLines(entries, colour)
   }
   return {
-    info: (message, fields = {}) => {
-      const extra = Object.entries(fields)
-        .map(([key, value]) => `${key}=${typeof value === 'string' ? printable(value) : JSON.stringify(value)}`)
-        .join(' ')
-      printErrorLine(`${printableMessage(message)}${extra ? ` ${extra}` : ''}`)
-    },
+    debug: at('debug', (message, fields = {}) => printErrorLine(`debug: ${prettyLine(message, fields)}`)),
+    info: at('info', (message, fields = {}) => printErrorLine(prettyLine(message, fields))),
+    warn: at('warn', (message, fields = {}) => printErrorLine(`warning: ${prettyLine(message, fields)}`)),
     error: (message, error) =>
       printErrorLine(`error: ${printableMessage(message)}${error === undefined ? '' : `\n${prettyError(error)}`}`),
-    access: (entry) => queue(pretty, entry),
+    access: accessAt(level, pretty, false),
+  }
+}
+
+/** The console methods {@link routeConsole} takes over, and the level of what each writes. */
+const CONSOLE_LEVELS = {
+  debug: 'debug',
+  trace: 'debug',
+  log: 'info',
+  info: 'info',
+  warn: 'warn',
+  error: 'error',
+} as const
+
+/**
+ * Sends what the runtime and libraries write through the console (Bun's SQL client warns `bun:sql LISTEN … failed,
+ * retrying` that way) through `logger`, at the level of the method, so that the process writes nothing but its log's
+ * lines: one JSON object per line with `--log json`, pretty lines at their level otherwise, nothing with `--log
+ * off`. For the executable, which owns its process: an embedding process keeps its console. `printLine` and
+ * `printErrorLine` write through the console's own methods meanwhile. Returns what puts them all back.
+ */
+export function routeConsole(logger: Logger): () => void {
+  const own = { ...console }
+  const writers = { toStdout, toStderr }
+  toStdout = (text) => own.log.call(console, text)
+  toStderr = (text) => own.error.call(console, text)
+  const { format } = require('node:util') as typeof import('node:util')
+  for (const [method, level] of Object.entries(CONSOLE_LEVELS) as [keyof typeof CONSOLE_LEVELS, LogLevel][]) {
+    console[method] = (...args: unknown[]) => {
+      // An error given last (`console.error('could not …', error)`) goes with its stack, as the logger's own do.
+      const last = args.at(-1)
+      if (level === 'error' && last instanceof Error && args.length > 1)
+        logger.error(format(...args.slice(0, -1)), last)
+      else if (level === 'error') logger.error(format(...args))
+      else logger[level](format(...args))
+    }
+  }
+  return () => {
+    for (const method of Object.keys(CONSOLE_LEVELS) as (keyof typeof CONSOLE_LEVELS)[]) console[method] = own[method]
+    ;({ toStdout, toStderr } = writers)
   }
 }

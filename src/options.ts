@@ -6,7 +6,7 @@
  * docs/command-line.md, to this table).
  */
 
-import { LOG_MODES } from './log.ts'
+import { LOG_LEVELS, LOG_MODES } from './log.ts'
 import {
   bytes,
   duration,
@@ -27,7 +27,7 @@ import {
 } from './option-values.ts'
 import { IN_MEMORY, isDatabaseUrl } from './store/target.ts'
 
-export type { LogMode } from './log.ts'
+export type { LogLevel, LogMode } from './log.ts'
 
 /** The subcommands of `rock-legends users`. */
 export const USERS_COMMANDS = ['list', 'add', 'disable', 'enable', 'reset-password'] as const
@@ -239,6 +239,20 @@ export const SERVER_OPTIONS = {
     default: 'pretty',
     embedded: 'off',
     help: 'how to log',
+    commands: { serve: 'env' },
+  }),
+  /**
+   * The least important lines the log writes: `debug` adds the health checks' access lines, `info` (the default)
+   * every other request and what the server does, `warn` what needs looking at and the 5xx answers, `error` failures
+   * and the 5xx answers alone.
+   */
+  logLevel: declare({
+    flag: 'log-level',
+    env: 'ROCK_LEGENDS_LOG_LEVEL',
+    value: 'debug|info|warn|error',
+    kind: oneOf(LOG_LEVELS),
+    default: 'info',
+    help: 'the least important lines to log: debug adds the health checks; warn and error leave out all but 5xx answers',
     commands: { serve: 'env' },
   }),
   /** Origins allowed by CORS, or `*`; none, and then no CORS headers at all. */

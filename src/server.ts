@@ -20,6 +20,7 @@ import {
 } from './ops/takeover.ts'
 import { conflictIn, EMBEDDED_DEFAULTS, SERVER_OPTIONS, type ServerOptions } from './options.ts'
 import { DataFileError } from './store/json-file/errors.ts'
+import type { TornLine } from './store/json-file/journal.ts'
 import { addressRecorder, IN_MEMORY, isDatabaseUrl, openStore } from './store/open-store.ts'
 
 export type { ServerOptions } from './options.ts'
@@ -31,6 +32,8 @@ export interface RunningServer {
   port: number
   /** Where the metrics are scraped, e.g. `http://127.0.0.1:9464/metrics`, with `metrics` set; else undefined. */
   metricsUrl?: string
+  /** The requests it is answering now, event streams included (the executable logs it as it drains). */
+  readonly inFlight: number
   /** Stops accepting connections, lets requests in flight finish, flushes the store and releases the data file. */
   stop(): Promise<void>
   /**
@@ -71,10 +74,10 @@ export async function startServer(options: ServerOptions & Pick<AppOptions, 'eve
   // The options that shape answers go to the app as they are (it has their defaults); these are the server's own.
   const defaults = EMBEDDED_DEFAULTS
   const { port = defaults.port, host = defaults.host, data = defaults.data } = options
-  const { log: mode = defaults.log, delay = defaults.delay } = options
+  const { log: mode = defaults.log, logLevel = defaults.logLevel, delay = defaults.delay } = options
   const conflict = conflictIn(options)
   if (conflict) throw new Error(conflict)
-  const log = createLogger(mode)
+  const log = createLogger(mode, logLevel)
   // Read as the flag is, by the option's own kind: the same check and message, and blank is no listener.
   const metricsText =
     options.metrics === undefined ? undefined : SERVER_OPTIONS.metrics.kind.parse(options.metrics, 'metrics')
@@ -104,7 +107,7 @@ export async function startServer(options: ServerOptions & Pick<AppOptions, 'eve
   try {
     if (holder !== undefined) {
       if (!migratesQueuedConnections())
-        log.info(
+        log.warn(
           'net.ipv4.tcp_migrate_req is not 1: connections the old server has queued but not accepted as it closes are reset (docs/operations.md, "Upgrades")',
         )
       await askToLetGo(data, holder)
@@ -139,7 +142,13 @@ async function serveOver(
     const lost = lostDataFileProblem(data, backupDir)
     if (lost) throw new DataFileError(lost)
   }
-  const store = await openStore(data, { compactAfterBytes, pool: dbPool, waitMs: dbWaitMs })
+  const tornLine = ({ journal, at, bytes }: TornLine) =>
+    log.warn('cut off a torn journal line: a write the process died making, never acknowledged', {
+      journal,
+      at,
+      bytes,
+    })
+  const store = await openStore(data, { compactAfterBytes, pool: dbPool, waitMs: dbWaitMs, tornLine })
   // With or without --metrics, the log says when the store stops serving (a database away, a disk that refuses the
   // journal) and when it is back: one line each, however many requests are refused meanwhile.
   store.availability?.watch({
@@ -211,7 +220,7 @@ async function serveOver(
   if (metricsUrl) {
     log.info(`metrics at ${metricsUrl}`)
     if (!isLoopback(metricsAt?.host ?? ''))
-      log.info(
+      log.warn(
         `metrics are served to anyone who can reach ${metricsAt?.host}:${metricsServer?.port}, without credentials`,
       )
   }
@@ -237,7 +246,7 @@ async function serveOver(
           log.error('a scheduled backup failed; it is tried again within a minute', error)
         },
         removed: (file) => log.info(`backup removed: ${file} (no generation keeps it)`),
-        foreign: (file, why) => log.error(`left alone ${file}, which this server did not write: ${why}`),
+        foreign: (file, why) => log.warn(`left alone ${file}, which this server did not write: ${why}`),
         tightened: (dir, mode) =>
           log.info(`made the backup directory ${dir} 0700 (it was ${mode.toString(8)}): backups hold password hashes`),
       })
@@ -278,6 +287,9 @@ async function serveOver(
     url: `http://${urlHost(host)}:${server.port}`,
     port: server.port as number,
     metricsUrl,
+    get inFlight() {
+      return server.pendingRequests
+    },
     stop,
     handOver: async () => {
       if (stopping === undefined) {

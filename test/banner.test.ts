@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { resolve } from 'node:path'
-import { banner } from '../src/banner.ts'
+import { banner, readyFields } from '../src/banner.ts'
 
 describe('the start-up banner', () => {
   test('starts with the line scripts wait for, then the addresses, where the data lives, and sign-up', () => {
@@ -40,5 +40,29 @@ describe('the start-up banner', () => {
       '  data       postgres://rl:***@db.example:5433/catalogue (a database, shared by every replica',
     )
     expect(text).not.toContain('s3cret')
+  })
+
+  test('with --log json, the same facts are the fields of one ready object', () => {
+    const facts = { url: 'http://127.0.0.1:3000', ui: true, data: './data/db.json', signup: true }
+    expect(readyFields({ ...facts, metricsUrl: 'http://127.0.0.1:9464/metrics' }, '1.2.3')).toEqual({
+      url: 'http://127.0.0.1:3000',
+      pages: 'http://127.0.0.1:3000/',
+      docs: 'http://127.0.0.1:3000/docs',
+      api: 'http://127.0.0.1:3000/api/v1/artists',
+      data: resolve('./data/db.json'),
+      store: 'json-file',
+      signup: true,
+      metrics: 'http://127.0.0.1:9464/metrics',
+      version: '1.2.3',
+      pid: process.pid,
+    })
+    const database = readyFields(
+      { ...facts, ui: false, signup: false, data: 'postgres://rl:s3cret@db.example:5433/catalogue' },
+      '1.2.3',
+    )
+    expect(database).toMatchObject({ data: 'postgres://rl:***@db.example:5433/catalogue', store: 'postgresql' })
+    expect(database).not.toHaveProperty('pages')
+    expect(database).not.toHaveProperty('metrics')
+    expect(readyFields({ ...facts, data: ':memory:' }, '1.2.3')).toMatchObject({ data: ':memory:', store: 'memory' })
   })
 })

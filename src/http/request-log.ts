@@ -125,14 +125,14 @@ export function requestLog(
     if (response instanceof Response) response.headers.set(REQUEST_ID, requestId)
     else set.headers[REQUEST_ID] = requestId
     const path = requestTarget(request.url)
-    // A load balancer asks every few seconds: a check that passes is counted in the metrics, not logged.
-    if (status < 400 && isHealthCheck(path)) return
+    const method = request.method
+    // A load balancer asks every few seconds: the log writes the checks' lines at `--log-level debug` only.
+    const healthCheck = isHealthCheck(path) && (method === 'GET' || method === 'HEAD')
     const userAgent = request.headers.get('user-agent')?.slice(0, MAX_USER_AGENT) ?? undefined
     const client = clientOf(request)
     const caller = callerOf(request)
-    const method = request.method
     const bytes = bodyBytes(method, response, status)
-    write({ method, path, status, bytes, durationMs, requestId, client, userAgent, caller })
+    write({ method, path, status, bytes, durationMs, requestId, client, userAgent, caller, healthCheck })
   }
   // Every hook destructures its parameters: Elysia reads them to decide what each request must prepare. A function,
   // not an arrow: Elysia guesses from a hook's text whether it returns a promise, and the release build's minified

@@ -143,7 +143,7 @@ describe('odd requests to the executable', () => {
   test('the log is JSON lines only: no stack trace, no error, no line for what Bun refused or a passing check', () => {
     for (const line of log) expect(() => JSON.parse(line), line).not.toThrow()
     expect(log.filter((line) => !line.includes('"level":"info"'))).toEqual([])
-    // Health checks that pass (the one after each refused request among them) write no line.
+    // Health checks (the one after each refused request among them) write no line at the default level.
     const failing = HTTP_1_0.filter(([, status]) => status >= 400).length
     expect(accessLines()).toHaveLength(ODD.length + failing)
   })

@@ -95,6 +95,7 @@ const NOT_DEFAULT: Record<string, unknown> = {
   takeover: true,
   tokenTtlMs: 60_000,
   log: 'json',
+  logLevel: 'debug',
   cors: ['*'],
   delay: 10,
   readOnly: true,

@@ -30,15 +30,27 @@ function loggedApp(options: { cors?: string[]; readOnly?: boolean } = {}) {
 
 const json = { 'content-type': 'application/json' }
 
-test('health checks that pass carry their request id but write no access line: a load balancer asks every few seconds', async () => {
+test('health checks carry their request id, and their entries say they are health checks (logged at debug only)', async () => {
   const { send, entries } = loggedApp()
   for (const path of ['/healthz', '/livez', '/readyz']) {
     const { response, entry } = await send(path)
-    expect({ path, status: response.status, entry }).toEqual({ path, status: 200, entry: undefined })
-    expect(response.headers.get('x-request-id')).toBeTruthy()
+    expect({ path, status: response.status }).toEqual({ path, status: 200 })
+    expect(entry).toMatchObject({
+      path,
+      status: 200,
+      healthCheck: true,
+      requestId: response.headers.get('x-request-id'),
+    })
   }
-  // The next answer's line is the next one written: none was held back.
-  expect((await send('/api/v1/artists')).entry).toMatchObject({ path: '/api/v1/artists', status: 200 })
+  // HEAD is one too; another method, a query or another path make none.
+  expect((await send('/livez', { method: 'HEAD' })).entry?.healthCheck).toBe(true)
+  expect((await send('/healthz', { method: 'POST' })).entry).toMatchObject({ status: 405, healthCheck: false })
+  expect((await send('/healthz?from=uptime-check')).entry?.healthCheck).toBe(false)
+  expect((await send('/api/v1/artists')).entry).toMatchObject({
+    path: '/api/v1/artists',
+    status: 200,
+    healthCheck: false,
+  })
   expect(entries).toEqual([])
 })
 

@@ -77,8 +77,10 @@ export interface RunningBinary {
   process: Subprocess<Uint8Array, 'pipe', 'pipe'>
   /** Sends `signal` (SIGTERM by default) and resolves with the exit code. */
   stop(signal?: NodeJS.Signals): Promise<number>
-  /** Everything written to stderr so far (complete once stopped). */
+  /** Everything written to stderr (resolves once it exits). */
   stderr(): Promise<string>
+  /** Everything written to stdout, the ready line included (resolves once it exits). */
+  stdout(): Promise<string>
 }
 
 interface StartOptions {
@@ -123,7 +125,25 @@ async function spawnBinary(args: string[], { cwd, env = {}, wrapper = [] }: Star
   return child
 }
 
-/** Starts the executable with `args` and waits for its ready line; rejects with its stderr if it exits first. */
+/**
+ * The URL of a server's first line on stdout: `rock-legends listening on URL`, or with `--log json` the `ready`
+ * object's `url`.
+ */
+export function readyUrl(line: string): string | undefined {
+  const pretty = /^rock-legends listening on (http:\/\/\S+)$/.exec(line)
+  if (pretty) return pretty[1]
+  try {
+    const ready = JSON.parse(line) as { message?: unknown; url?: unknown }
+    return ready.message === 'ready' && typeof ready.url === 'string' ? ready.url : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Starts the executable with `args` and waits for its ready line (a `ready` object with `--log json`); rejects with
+ * its stderr if it exits first.
+ */
 export async function startBinary(args: string[], options: StartOptions = {}): Promise<RunningBinary> {
   const child = await spawnBinary(args, options)
   const stderrText = new Response(child.stderr).text()
@@ -138,17 +158,27 @@ export async function startBinary(args: string[], options: StartOptions = {}): P
     }
     stdout += decoder.decode(value)
   }
-  reader.releaseLock()
-  const match = /^rock-legends listening on (http:\/\/\S+)$/m.exec(stdout)
-  if (!match?.[1]) throw new Error(`unexpected ready line: ${stdout}`)
+  const url = stdout
+    .split('\n')
+    .slice(0, -1)
+    .map(readyUrl)
+    .find((found) => found !== undefined)
+  if (!url) throw new Error(`unexpected ready line: ${stdout}`)
+  // The rest, read on to the end: a test may look at every line the server writes.
+  const stdoutText = (async () => {
+    let all = stdout
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) all += decoder.decode(chunk.value)
+    return all
+  })()
   return {
-    url: match[1],
+    url,
     process: child,
     stop: async (signal = 'SIGTERM') => {
       child.kill(signal)
       return child.exited
     },
     stderr: () => stderrText,
+    stdout: () => stdoutText,
   }
 }
 

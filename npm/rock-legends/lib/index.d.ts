@@ -50,6 +50,12 @@ export interface ServerOptions {
   tokenTtlMs?: number
   /** How to log. `pretty` on the command line, `off` for `startServer`. */
   log?: 'pretty' | 'json' | 'off'
+  /**
+   * The least important lines the log writes: `debug` adds the health checks' access lines, `info` (the default)
+   * every other request and what the server does, `warn` what needs looking at and the 5xx answers, `error` failures
+   * and the 5xx answers alone.
+   */
+  logLevel?: 'debug' | 'info' | 'warn' | 'error'
   /** Origins allowed by CORS, or `*`; none, and then no CORS headers at all. */
   cors?: readonly string[]
   /** Milliseconds to wait before every API response, 0 to 120,000, for UI and timeout tests; 0. */

@@ -18,6 +18,7 @@ export const OPTIONS = [
   { key: 'trustProxy', flag: '--trust-proxy', form: 'list' },
   { key: 'tokenTtlMs', flag: '--token-ttl', form: 'ms' },
   { key: 'log', flag: '--log', form: 'value', embedded: 'off' },
+  { key: 'logLevel', flag: '--log-level', form: 'value' },
   { key: 'cors', flag: '--cors', form: 'list' },
   { key: 'delay', flag: '--delay', form: 'value' },
   { key: 'readOnly', flag: '--read-only', form: 'on' },

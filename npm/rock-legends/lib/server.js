@@ -45,6 +45,30 @@ const SERVER_VARIABLES = /^(PORT|HOST|ROCK_LEGENDS_.*)$/
 
 const trimmed = (text) => text.replace(/\s+$/, '')
 
+/** The URL of a ready line: `rock-legends listening on URL`, or with `log: 'json'` the `ready` object's `url`. */
+function readyUrl(line) {
+  const pretty = /^rock-legends listening on (http:\/\/\S+)$/.exec(line)
+  if (pretty) return pretty[1]
+  if (!line.startsWith('{')) return undefined
+  try {
+    const ready = JSON.parse(line)
+    return ready?.message === 'ready' && typeof ready.url === 'string' ? ready.url : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** The URL of the first whole ready line of `stdout`, if there is one yet. */
+function firstReadyUrl(stdout) {
+  const lines = stdout.split('\n')
+  lines.pop()
+  for (const line of lines) {
+    const url = readyUrl(trimmed(line))
+    if (url) return url
+  }
+  return undefined
+}
+
 /**
  * The command line for `options`, named like the flags (see index.d.ts for each option); `apiKeys` are the service
  * keys to pass. The options without a flag go in the environment: see {@link environmentFor}.
@@ -132,11 +156,11 @@ export function startServer(options = {}) {
     )
     const onData = (chunk) => {
       stdout += chunk
-      const match = /^rock-legends listening on (http:\/\/\S+)\r?$/m.exec(stdout)
-      if (!match) return
+      const url = firstReadyUrl(stdout)
+      if (!url) return
       clearTimeout(timer)
       child.stdout.removeListener('data', onData)
-      resolve(match[1])
+      resolve(url)
     }
     child.stdout.on('data', onData)
     child.once('error', fail)

@@ -20,6 +20,16 @@ import {
 export type { JournalEntry }
 
 /**
+ * The torn last line of a journal, cut off as it was read: the tail of an append the process died making, which was
+ * never acknowledged. `at` is the byte where it began (the end of the whole entries), `bytes` how long it was.
+ */
+export interface TornLine {
+  journal: string
+  at: number
+  bytes: number
+}
+
+/**
  * The append-only log beside a data file (`db.json.journal`): one JSON line per group commit, fsynced before the
  * commit is acknowledged. Appending costs the size of the change, not of the catalogue; compaction folds the log
  * back into the data file now and then. Replaying an entry twice is harmless, which keeps compaction crash-safe.
@@ -36,10 +46,14 @@ export class Journal {
   /** Where the time of each fsync is counted (`--metrics`); none by default. */
   metrics: StoreMetrics | undefined
 
-  /** The journal of the data file at `file`, written through `fs`. */
+  /**
+   * The journal of the data file at `file`, written through `fs`; `torn` hears of a torn last line {@link read} cut
+   * off (the server logs it).
+   */
   constructor(
     readonly file: string,
     private readonly fs: FileSystem = nodeFileSystem,
+    private readonly torn?: (line: TornLine) => void,
   ) {}
 
   /** The journal's path. */
@@ -62,7 +76,7 @@ export class Journal {
 
   /**
    * Reads every entry. A last line that is incomplete was never acknowledged (the process died while appending
-   * it): it is dropped and cut off. Anything else that does not parse means the file is damaged.
+   * it): it is dropped and cut off, and `torn` told. Anything else that does not parse means the file is damaged.
    */
   async read(): Promise<JournalEntry[]> {
     let text: string
@@ -96,7 +110,11 @@ export class Journal {
       offset = end + 1
     }
     this.size = Buffer.byteLength(text.slice(0, offset))
-    if (this.size < Buffer.byteLength(text)) await this.cut()
+    const length = Buffer.byteLength(text)
+    if (this.size < length) {
+      await this.cut()
+      this.torn?.({ journal: this.path, at: this.size, bytes: length - this.size })
+    }
     return entries
   }
 

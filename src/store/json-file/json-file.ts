@@ -11,7 +11,7 @@ import { checkDataDirectory } from './data-directory.ts'
 import { DurableJsonFile } from './durable-file.ts'
 import { DataFileError, DataFileLockedError, damagedDataFile } from './errors.ts'
 import { type FileSystem, nodeFileSystem } from './file-system.ts'
-import { Journal, type JournalEntry } from './journal.ts'
+import { Journal, type JournalEntry, type TornLine } from './journal.ts'
 import { lockDataFile } from './lock.ts'
 
 export { DataFileError } from './errors.ts'
@@ -27,6 +27,8 @@ export interface JsonFileOptions {
   fs?: FileSystem
   /** How often to try a commit again while the disk refuses them, in ms (availability.ts). */
   probeEveryMs?: number
+  /** Hears of the torn last line of the journal, cut off as the store opens (the server logs it). */
+  tornLine?: (line: TornLine) => void
 }
 
 const DEFAULT_COMPACT_AFTER = 8 * 1024 * 1024
@@ -165,7 +167,7 @@ export async function openJsonFileStore(path: string, options: JsonFileOptions =
     const file = new DurableJsonFile(location, fs)
     file.removeLeftovers()
     const read = await file.read()
-    const journal = new Journal(location, fs)
+    const journal = new Journal(location, fs, options.tornLine)
     const entries = await journal.read()
     if (read && entries.length > 0) {
       replay(read, entries)
