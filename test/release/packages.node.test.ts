@@ -172,6 +172,32 @@ describe.skipIf(!hasNode)('the npm packages', () => {
     expect(await fetch(`${url}/healthz`).catch(() => 'closed')).toBe('closed')
   })
 
+  // `npx rock-legends … &` then `kill $!`: the SIGTERM reaches npm alone, and the launcher notices it is gone.
+  test('`npx rock-legends` stops when npm is stopped alone', async () => {
+    const child = Bun.spawn(['npx', '--no-install', 'rock-legends', '--port', '0', '--data', ':memory:'], {
+      cwd: project,
+      env: nodeOnlyEnv(),
+      stdout: 'pipe',
+      stderr: 'pipe',
+    })
+    const reader = child.stdout.getReader()
+    let text = ''
+    while (!text.includes('\n')) text += new TextDecoder().decode((await reader.read()).value)
+    const url = /listening on (\S+)/.exec(text)?.[1]
+    expect((await fetch(`${url}/healthz`)).status).toBe(200)
+    child.kill('SIGTERM')
+    await child.exited
+    let answer: unknown = 'still up'
+    for (let i = 0; i < 100 && answer === 'still up'; i++) {
+      await Bun.sleep(100)
+      answer = await fetch(`${url}/healthz`).then(
+        () => 'still up',
+        () => 'closed',
+      )
+    }
+    expect(answer).toBe('closed')
+  })
+
   test('startServer in Node: ready on a free port with a key, reset() and stop(), which leaves no process', async () => {
     writeFileSync(join(project, 'lifecycle.mjs'), LIFECYCLE)
     const result = await run(['node', 'lifecycle.mjs'], project)
