@@ -21,6 +21,9 @@ export interface SwapLoad {
   swapMs: number
   /** The longest any request took to be answered (or to fail), in milliseconds. */
   slowestMs: number
+  /** Requests sent while `swap` ran, and after it: the swap was made under load, and the load went on. */
+  sentDuring: number
+  sentAfter: number
 }
 
 /**
@@ -41,12 +44,24 @@ export async function loadDuringSwap(options: {
 }): Promise<SwapLoad> {
   const { base, key, clients, keepAlive = true, insecure = false, beforeMs, afterMs, swap } = options
   const connection = { keepalive: keepAlive, ...(insecure ? { tls: { rejectUnauthorized: false } } : {}) }
-  const load: SwapLoad = { reads: 0, writes: 0, failures: [], created: [], swapMs: 0, slowestMs: 0 }
+  const load: SwapLoad = {
+    reads: 0,
+    writes: 0,
+    failures: [],
+    created: [],
+    swapMs: 0,
+    slowestMs: 0,
+    sentDuring: 0,
+    sentAfter: 0,
+  }
   let running = true
+  let phase: 'before' | 'during' | 'after' = 'before'
   const loop = async (n: number) => {
     for (let i = 0; running; i++) {
       const write = i % 2 === 1
       const sent = performance.now()
+      if (phase === 'during') load.sentDuring++
+      else if (phase === 'after') load.sentAfter++
       try {
         if (write) {
           load.writes++
@@ -74,7 +89,9 @@ export async function loadDuringSwap(options: {
   const loops = Array.from({ length: clients }, (_, n) => loop(n))
   await Bun.sleep(beforeMs)
   const started = performance.now()
+  phase = 'during'
   await swap()
+  phase = 'after'
   load.swapMs = performance.now() - started
   await Bun.sleep(afterMs)
   running = false
