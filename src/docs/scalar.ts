@@ -1,8 +1,25 @@
-// The standalone bundle is not among the package's exports, so it is imported by path; `bun install` puts it there.
-import bundle from '../../node_modules/@scalar/api-reference/dist/browser/standalone.js' with { type: 'file' }
-import scalar from '../../node_modules/@scalar/api-reference/package.json' with { type: 'json' }
+import { dirname, join } from 'node:path'
 import type { EmbeddedAsset } from '../http/embedded-assets.ts'
 import { sizedResponse } from '../http/sized-response.ts'
+
+/**
+ * Where Scalar's standalone bundle is, and its version. The executable, and a run from a clone, take them from the
+ * repository's own install by path (src/docs/scalar-files.ts), which is what lets the build embed the bundle. Installed
+ * as a dependency (`bun add`, by path, git URL or tarball), Scalar sits where the package manager put it, hoisted
+ * beside this package as a rule: that path then names nothing and Bun refuses to load the module, so Scalar is found
+ * as any dependency is, through its manifest (Bun resolves `package.json` whatever a package's exports list; they do
+ * not list the bundle).
+ */
+function installedScalar(): { path: string; version: string } {
+  try {
+    return require('./scalar-files.ts')
+  } catch {
+    const manifest = Bun.resolveSync('@scalar/api-reference/package.json', import.meta.dir)
+    return { path: join(dirname(manifest), 'dist/browser/standalone.js'), version: require(manifest).version }
+  }
+}
+
+const scalar = installedScalar()
 
 /** The version of Scalar API Reference embedded, in its assets' names so that browsers may cache them for good. */
 export const SCALAR_VERSION = scalar.version
@@ -86,7 +103,7 @@ export const docsAssets: ReadonlyMap<string, EmbeddedAsset> = new Map([
     BUNDLE,
     {
       name: BUNDLE,
-      source: { path: bundle },
+      source: { path: scalar.path },
       headers: { 'content-type': JAVASCRIPT, 'cache-control': 'public, max-age=31536000, immutable' },
     },
   ],

@@ -1,18 +1,26 @@
 import { coverPath } from '../covers/cover-path.ts'
 import type { CatalogueEntry } from '../model/catalogue.ts'
 import type { Store } from '../store/store.ts'
-import { builtInEntries } from './built-in.ts' with { type: 'macro' }
 import { parseCatalogue } from './catalogue-file.ts'
 import { SeedError } from './seed-error.ts'
 
 export { type CatalogueFile, parseCatalogue } from './catalogue-file.ts'
 export { SeedError } from './seed-error.ts'
 
+/** Where Bun refuses to run a macro: in a file under node_modules (its rule), this package's when a dependency. */
+const UNDER_NODE_MODULES = /[\\/]node_modules[\\/]/
+
 /**
- * The curated catalogue (`data/legends.json`) as store entries: checked and converted when the executable is built
- * (src/seed/built-in.ts), and embedded as such; a new copy at each call.
+ * The curated catalogue (`data/legends.json`) as store entries; a new copy at each call. The executable, and a run from
+ * a clone, have it from the macro of src/seed/embedded-catalogue.ts: checked and converted when the executable is
+ * built, and embedded as such, which spares each `--seed` start the check. Installed as a dependency, this package
+ * sits under node_modules, where Bun refuses to load a module that imports a macro: there the same function reads and
+ * checks the same file as it is called instead, which gives the same entries.
  */
-export const builtInCatalogue = (): CatalogueEntry[] => builtInEntries()
+export const builtInCatalogue = (): CatalogueEntry[] =>
+  UNDER_NODE_MODULES.test(import.meta.path)
+    ? require('./built-in.ts').builtInEntries()
+    : require('./embedded-catalogue.ts').embeddedCatalogue()
 
 /** Reads and validates a catalogue file; any failure is a {@link SeedError} naming the file. */
 export async function readCatalogueFile(path: string): Promise<CatalogueEntry[]> {
