@@ -1,7 +1,18 @@
 /** The package's library entry: build the app in-process, or start a whole server, and talk to it with types. */
 
+// The npm package's client and fixture handles, the same functions: code written against `npm install rock-legends`
+// runs unchanged against this package (docs/testing-with-rock-legends.md).
+export {
+  type Client,
+  type ClientOptions,
+  type ConnectedServer,
+  connect,
+  createClient,
+  type Namespace,
+  type Problem,
+  ProblemError,
+} from '../npm/rock-legends/lib/index.js'
 export { type App, type AppOptions, createApp } from './app.ts'
-export { type Client, createClient } from './client.ts'
 export { captureStartState, type Reset } from './fixtures/reset.ts'
 export { checkHealth, type Health } from './healthcheck.ts'
 export type { Album } from './model/album.ts'
@@ -12,3 +23,4 @@ export { type RunningServer, type ServerOptions, startServer } from './server.ts
 export { openMemoryStore } from './store/document/memory.ts'
 export { openJsonFileStore } from './store/json-file/json-file.ts'
 export type { Store } from './store/store.ts'
+export { createTypedClient, type TypedClient } from './typed-client.ts'

@@ -1,4 +1,5 @@
 import type { Server } from 'bun'
+import type { Namespace } from '../npm/rock-legends/lib/index.js'
 import { type AppOptions, createApp } from './app.ts'
 import { OPERATOR_PREFIX } from './auth/secrets.ts'
 import { captureStartState } from './fixtures/reset.ts'
@@ -30,6 +31,8 @@ export interface RunningServer {
   /** The base URL, e.g. `http://127.0.0.1:41234`. */
   url: string
   port: number
+  /** A service key of this server: the first of `apiKeys`, or the one made for it. Send it as `X-API-Key`. */
+  apiKey: string
   /** Where the metrics are scraped, e.g. `http://127.0.0.1:9464/metrics`, with `metrics` set; else undefined. */
   metricsUrl?: string
   /** The requests it is answering now, event streams included (the executable logs it as it drains). */
@@ -46,6 +49,11 @@ export interface RunningServer {
    * Rejects unless the server was started with `allowReset: true`.
    */
   reset(): Promise<void>
+  /**
+   * The namespace called `name` (1 to 64 of `A-Z a-z 0-9 . _ -`), created on first use as the start-up state: a
+   * world of its own on this server, for one test or worker of a parallel run. Throws unless `fixtures: true`.
+   */
+  namespace(name: string): Namespace
 }
 
 const urlHost = (host: string) => (host.includes(':') ? `[${host}]` : host)
@@ -60,6 +68,16 @@ const reachableHost = (host: string) => (host === '0.0.0.0' ? '127.0.0.1' : host
  */
 const operatorKey = () =>
   `${OPERATOR_PREFIX}${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64url')}`
+
+/** A service key made for a server started without one, as the npm package's `startServer` makes it. */
+const fixtureKey = () => `rl_fixture_${Buffer.from(crypto.getRandomValues(new Uint8Array(18))).toString('hex')}`
+
+/**
+ * The npm package's namespace handles (over HTTP, as from another process): one implementation for both packages, plain
+ * JavaScript typed by the npm package's index.d.ts, loaded only once a namespace is asked for.
+ */
+const npmNamespaces = (): Pick<typeof import('../npm/rock-legends/lib/index.js'), 'connect'> =>
+  require('../npm/rock-legends/lib/namespace.js')
 
 /**
  * Opens the store, seeds it if asked, and serves the API. The defaults suit a test fixture: a free port on
@@ -132,6 +150,8 @@ async function serveOver(
 ): Promise<RunningServer> {
   const defaults = EMBEDDED_DEFAULTS
   const { host = defaults.host, data = defaults.data, seed = defaults.seed, apiKeys = defaults.apiKeys } = options
+  // As with the npm package, a server has a service key for its handle (`apiKey`, `namespace()`): made if none given.
+  const serviceKeys = apiKeys.length > 0 ? apiKeys : [fixtureKey()]
   const { fixtures = defaults.fixtures, compactAfterBytes, dbPool, dbWaitMs } = options
   const allowReset = fixtures || options.allowReset === true
   if (data !== IN_MEMORY && !isDatabaseUrl(data) && options.allowNewData !== true) {
@@ -186,7 +206,7 @@ async function serveOver(
   const app = createApp({
     ...options,
     store: front?.store ?? store,
-    apiKeys: ownKey ? [...apiKeys, ownKey] : apiKeys,
+    apiKeys: ownKey ? [...serviceKeys, ownKey] : serviceKeys,
     reset: front?.reset ?? reset,
     fixtureFront: front,
     storeKind: isDatabaseUrl(data) ? 'postgresql' : 'json-file',
@@ -283,9 +303,12 @@ async function serveOver(
     })()
     return stopping
   }
+  const url = `http://${urlHost(host)}:${server.port}`
+  const apiKey = serviceKeys[0] as string
   return {
-    url: `http://${urlHost(host)}:${server.port}`,
+    url,
     port: server.port as number,
+    apiKey,
     metricsUrl,
     get inFlight() {
       return server.pendingRequests
@@ -300,5 +323,9 @@ async function serveOver(
       return stop()
     },
     reset: () => reset?.() ?? Promise.reject(new Error('start the server with allowReset: true to reset it')),
+    namespace: (name) => {
+      if (!fixtures) throw new Error('start the server with fixtures: true to use namespaces')
+      return npmNamespaces().connect({ url, apiKey }).namespace(name)
+    },
   }
 }
