@@ -1,4 +1,7 @@
 /** The package's library entry: build the app in-process, or start a whole server, and talk to it with types. */
+// The types of the files the pages embed, for a project whose TypeScript checks these sources as its dependency's: its
+// `include` does not reach them, and without them tsc finds no types for `import css from './pages.css'`.
+/// <reference path="./web/embedded-files.d.ts" />
 
 // The npm package's client and fixture handles, the same functions: code written against `npm install rock-legends`
 // runs unchanged against this package (docs/testing-with-rock-legends.md).
