@@ -20,10 +20,28 @@ export interface ChangeEvent {
   readonly change: Change
 }
 
-/** How much of the past a reconnecting client can be given: the last `events` changes of the last `ms`. */
+/**
+ * How much of the past a reconnecting client can be given: the last `events` changes of the last `ms`, and, where
+ * `bytes` is set, no more changes than weigh that much together (as {@link changeBytes} counts them).
+ */
 export interface ChangeWindow {
   events: number
   ms: number
+  bytes?: number
+}
+
+/**
+ * About what a change holds, in bytes: two per character of each of its record's strings (the most a character takes)
+ * and a fixed overhead for the event, the record and each field.
+ */
+export function changeBytes(event: ChangeEvent): number {
+  const change = event.change
+  const record: object | undefined =
+    change.kind === 'reset' ? undefined : change.kind === 'album-created' ? change.album : change.artist
+  let bytes = 128 + event.id.length * 2
+  if (record)
+    for (const value of Object.values(record)) bytes += 32 + (typeof value === 'string' ? value.length * 2 : 8)
+  return bytes
 }
 
 /** The window of the server: the last 1,000 changes, none older than 10 minutes. */
@@ -66,6 +84,10 @@ export interface Changes {
  */
 export class ChangeHub implements Changes {
   private ring: ChangeEvent[] = []
+  /** With a window bounded in bytes: each kept change's {@link changeBytes}, beside it in `ring`. */
+  private sizes: number[] = []
+  /** Their sum over the kept changes. */
+  private bytes = 0
   /** Index of the oldest kept change in `ring` (the ring is compacted now and then, not on every eviction). */
   private start = 0
   /** Each listener, with the count of changes published when it attached: it is told only of those after. */
@@ -107,10 +129,17 @@ export class ChangeHub implements Changes {
   publish(event: ChangeEvent): void {
     if (event.change.kind === 'reset') {
       this.ring = []
+      this.sizes = []
+      this.bytes = 0
       this.start = 0
       this.base = event.id
     } else {
       this.ring.push(event)
+      if (this.window.bytes !== undefined) {
+        const size = changeBytes(event)
+        this.sizes.push(size)
+        this.bytes += size
+      }
       this.evict(this.clock())
     }
     this.published += 1
@@ -125,16 +154,23 @@ export class ChangeHub implements Changes {
       for (const [listener, attachedAt] of this.listeners) if (count > attachedAt) listener.change(event)
   }
 
-  /** Drops what left the window: beyond its size, or older than its age. */
+  /** Drops what left the window: beyond its size or its bytes, or older than its age. */
   private evict(now: number): void {
     const oldest = now - this.window.ms
-    while (this.ring.length - this.start > this.window.events || (this.ring[this.start]?.at ?? now) < oldest) {
+    const maxBytes = this.window.bytes ?? Number.POSITIVE_INFINITY
+    while (
+      this.ring.length - this.start > this.window.events ||
+      (this.ring[this.start]?.at ?? now) < oldest ||
+      this.bytes > maxBytes
+    ) {
       this.base = (this.ring[this.start] as ChangeEvent).id
+      if (this.window.bytes !== undefined) this.bytes -= this.sizes[this.start] as number
       this.start += 1
     }
     // Compacted once the dropped half is large: amortised O(1) per change, memory within twice the window.
-    if (this.start > this.window.events) {
+    if (this.start > this.window.events || (this.window.bytes !== undefined && this.start > this.ring.length / 2)) {
       this.ring = this.ring.slice(this.start)
+      if (this.window.bytes !== undefined) this.sizes = this.sizes.slice(this.start)
       this.start = 0
     }
   }

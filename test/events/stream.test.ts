@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, test } from 'bun:test'
 import { createApp } from '../../src/app.ts'
 import type { EventStreamLimits } from '../../src/events/streams.ts'
-import { CHANGE_WINDOW, ChangeHub } from '../../src/store/changes.ts'
+import { CHANGE_WINDOW, ChangeHub, changeBytes } from '../../src/store/changes.ts'
 import type { Store } from '../../src/store/store.ts'
 import { testStore } from '../support/backends.ts'
 import { dataOf, type SseReader, sse } from './sse.ts'
@@ -285,5 +285,26 @@ describe('the window of changes (ChangeHub)', () => {
     expect(hub.missedSince('e')).toBe('reload')
     expect(hub.missedSince('r')).toEqual([])
     expect(hub.head).toBe('r')
+  })
+
+  test('a window bounded in bytes keeps the newest changes that fit, however many its count allows', () => {
+    const event = (id: string, description: string) => ({
+      id,
+      at: 0,
+      change: { kind: 'artist-updated' as const, artist: { id: 1, name: 'Charly', description } },
+    })
+    const big = 'x'.repeat(10_000)
+    const size = changeBytes(event('a', big))
+    expect(size).toBeGreaterThan(20_000)
+    const hub = new ChangeHub('start', { events: 1000, ms: 60_000, bytes: size * 3 }, () => 0)
+    for (const id of ['a', 'b', 'c']) hub.publish(event(id, big))
+    expect(hub.missedSince('start')).toHaveLength(3)
+    hub.publish(event('d', big))
+    expect(hub.missedSince('start')).toBe('reload')
+    expect((hub.missedSince('a') as unknown[]).length).toBe(3)
+    // Small changes fill the room a large one leaves.
+    for (let i = 0; i < 100; i++) hub.publish(event(`s${i}`, ''))
+    expect(hub.missedSince('b')).toBe('reload')
+    expect((hub.missedSince('c') as unknown[]).length).toBe(101)
   })
 })
