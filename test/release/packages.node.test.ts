@@ -146,6 +146,15 @@ describe.skipIf(!hasNode)('the npm packages', () => {
     expect(npx.code).toBe(0)
   })
 
+  /** Runs `command` in the project, with Node only, until the server says where it listens. */
+  async function serving(command: string[]) {
+    const child = Bun.spawn(command, { cwd: project, env: nodeOnlyEnv(), stdout: 'pipe', stderr: 'pipe' })
+    const reader = child.stdout.getReader()
+    let text = ''
+    while (!text.includes('\n')) text += new TextDecoder().decode((await reader.read()).value)
+    return { child, url: /listening on (\S+)/.exec(text)?.[1] }
+  }
+
   // npm exec runs the command through `sh -c` and does not pass a SIGTERM sent to npm alone on to it (the server
   // would stay up): it is stopped as a terminal's Ctrl+C stops it, SIGINT to its whole process group. The launcher
   // itself passes SIGTERM on.
@@ -153,16 +162,7 @@ describe.skipIf(!hasNode)('the npm packages', () => {
     ['npx rock-legends', 'SIGINT', ['/usr/bin/setsid', 'npx', '--no-install', 'rock-legends']],
     ['node_modules/.bin/rock-legends', 'SIGTERM', ['node_modules/.bin/rock-legends']],
   ] as const)('`%s --seed` serves the catalogue, and %s stops it', async (_, signal, command) => {
-    const child = Bun.spawn([...command, '--seed', '--port', '0', '--data', ':memory:'], {
-      cwd: project,
-      env: nodeOnlyEnv(),
-      stdout: 'pipe',
-      stderr: 'pipe',
-    })
-    const reader = child.stdout.getReader()
-    let text = ''
-    while (!text.includes('\n')) text += new TextDecoder().decode((await reader.read()).value)
-    const url = /listening on (\S+)/.exec(text)?.[1]
+    const { child, url } = await serving([...command, '--seed', '--port', '0', '--data', ':memory:'])
     const page = (await (await fetch(`${url}/api/v1/artists?limit=1`)).json()) as { meta: { total: number } }
     expect(page.meta.total).toBe(32)
     if (signal === 'SIGINT') process.kill(-child.pid, signal)
@@ -174,16 +174,7 @@ describe.skipIf(!hasNode)('the npm packages', () => {
 
   // `npx rock-legends … &` then `kill $!`: the SIGTERM reaches npm alone, and the launcher notices it is gone.
   test('`npx rock-legends` stops when npm is stopped alone', async () => {
-    const child = Bun.spawn(['npx', '--no-install', 'rock-legends', '--port', '0', '--data', ':memory:'], {
-      cwd: project,
-      env: nodeOnlyEnv(),
-      stdout: 'pipe',
-      stderr: 'pipe',
-    })
-    const reader = child.stdout.getReader()
-    let text = ''
-    while (!text.includes('\n')) text += new TextDecoder().decode((await reader.read()).value)
-    const url = /listening on (\S+)/.exec(text)?.[1]
+    const { child, url } = await serving(['npx', '--no-install', 'rock-legends', '--port', '0', '--data', ':memory:'])
     expect((await fetch(`${url}/healthz`)).status).toBe(200)
     child.kill('SIGTERM')
     await child.exited

@@ -7,15 +7,24 @@ import { type Subprocess, spawn, spawnSync } from 'bun'
 import pkg from '../../package.json' with { type: 'json' }
 
 const ROOT = resolve(import.meta.dir, '../..')
-/** The uid and gid of `nobody`, which the tests that need another user run the executable as. */
-/** A TCP port free on loopback right now, as the kernel hands it out. */
+/** A TCP port free on loopback right now. */
 export function freePort(): number {
-  const listener = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
-  const { port } = listener
-  listener.stop(true)
-  return port
+  // Below the kernel's range of ephemeral ports (32768–60999 by default), from which every outgoing connection takes
+  // its local port: a port handed out from that range could be taken by a client of another test (the load tests open
+  // thousands) before the server it was meant for binds it. Picked at random, and tried: another test's may hold it.
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000)
+    try {
+      Bun.listen({ hostname: '127.0.0.1', port, socket: { data() {} } }).stop(true)
+      return port
+    } catch {
+      // Taken: another.
+    }
+  }
+  throw new Error('no free port found between 20000 and 32000')
 }
 
+/** The uid and gid of `nobody`, which the tests that need another user run the executable as. */
 export const NOBODY = 65534
 /** A `wrapper` that runs the executable as `nobody` (see {@link StartOptions}). */
 export const AS_NOBODY = ['setpriv', `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups']
