@@ -307,6 +307,19 @@ export const SERVER_OPTIONS = {
     help: 'for test suites: namespaces, request journal, faults and state under /__admin (service key); implies --allow-reset',
     commands: { serve: 'env' },
   }),
+  /**
+   * With `fixtures`: how many named namespaces the server holds at once; past that, a new one takes the place of one
+   * unused for 10 minutes, or is refused with 429. 500.
+   */
+  fixturesNamespaces: declare({
+    flag: 'fixtures-namespaces',
+    env: 'ROCK_LEGENDS_FIXTURES_NAMESPACES',
+    value: 'N',
+    kind: wholeNumber(1, 10_000),
+    default: '500',
+    help: 'with --fixtures: how many namespaces the server holds at once',
+    commands: { serve: 'env' },
+  }),
   /** Serve the web pages at `/` (the default); `false` makes `/` a JSON index. */
   ui: declare({
     flag: 'no-ui',

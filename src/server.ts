@@ -23,6 +23,7 @@ import { conflictIn, EMBEDDED_DEFAULTS, SERVER_OPTIONS, type ServerOptions } fro
 import { DataFileError } from './store/json-file/errors.ts'
 import type { TornLine } from './store/json-file/journal.ts'
 import { addressRecorder, IN_MEMORY, isDatabaseUrl, openStore } from './store/open-store.ts'
+import type { Store } from './store/store.ts'
 
 export type { ServerOptions } from './options.ts'
 
@@ -78,6 +79,15 @@ const fixtureKey = () => `rl_fixture_${Buffer.from(crypto.getRandomValues(new Ui
  */
 const npmNamespaces = (): Pick<typeof import('../npm/rock-legends/lib/index.js'), 'connect'> =>
   require('../npm/rock-legends/lib/namespace.js')
+
+/** The front of `--fixtures` over `store`, holding at most `namespaces` named namespaces; its modules loaded now. */
+async function fixtureFront(store: Store, namespaces: number) {
+  const [{ FixtureFront }, { NAMESPACE_LIMITS }] = await Promise.all([
+    import('./fixtures/front.ts'),
+    import('./fixtures/namespaces.ts'),
+  ])
+  return new FixtureFront(store, await store.resetPoint(), { ...NAMESPACE_LIMITS, max: namespaces })
+}
 
 /**
  * Opens the store, seeds it if asked, and serves the API. The defaults suit a test fixture: a free port on
@@ -198,7 +208,7 @@ async function serveOver(
   // With --fixtures every request passes through the front, which picks its namespace (src/fixtures/); loaded only
   // then, like the seed and the metrics.
   const front = fixtures
-    ? new (await import('./fixtures/front.ts')).FixtureFront(store, await store.resetPoint())
+    ? await fixtureFront(store, options.fixturesNamespaces ?? defaults.fixturesNamespaces)
     : undefined
   // Over a data file the server owns, `rock-legends users` goes through it (src/cli/users.ts), with this key.
   const recordAddress = addressRecorder(data)

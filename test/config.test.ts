@@ -18,6 +18,7 @@ const defaults: Config = {
   readOnly: false,
   allowReset: false,
   fixtures: false,
+  fixturesNamespaces: 500,
   ui: true,
   signup: true,
   dbWaitMs: 10_000,

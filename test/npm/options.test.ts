@@ -93,6 +93,7 @@ const NOT_DEFAULT: Record<string, unknown> = {
   seed: true,
   allowNewData: true,
   takeover: true,
+  fixturesNamespaces: 20,
   tokenTtlMs: 60_000,
   log: 'json',
   logLevel: 'debug',

@@ -70,6 +70,11 @@ export interface ServerOptions {
    * (docs/testing-with-rock-legends.md). Implies `allowReset`. Over a data file or in memory only.
    */
   fixtures?: boolean
+  /**
+   * With `fixtures`: how many named namespaces the server holds at once; past that, a new one takes the place of one
+   * unused for 10 minutes, or is refused with 429. 500.
+   */
+  fixturesNamespaces?: number
   /** Serve the web pages at `/` (the default); `false` makes `/` a JSON index. */
   ui?: boolean
   /** Whether anyone may create an account (the default); `false` answers sign-up with 403, accounts work on. */
