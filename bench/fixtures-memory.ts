@@ -1,18 +1,27 @@
 /**
- * `bun bench/fixtures-memory.ts [BINARY…]`: what a fixture server (`--fixtures`) retains when clients send it large
+ * `bun bench/fixtures-memory.ts [--memory MIB] [BINARY…]`: what a fixture server (`--fixtures`) retains when clients send it large
  * bodies across many namespaces, in two attacks, each on a fresh server over `:memory:` of each executable
  * (`dist/rock-legends` by default), 50 requests at a time: 10,000 `POST /api/v1/artists` without credentials (each
  * answered 401, each journaled) spread over 500 namespaces, each with an 8 KiB JSON body of empty objects
  * (`[{},{},…]`, the body that weighs most once parsed); and 20,000 `PUT /api/v1/artists/1` with the service key and
  * a 10,000-character description, spread over 20 namespaces (each change kept for reconnecting event streams). Prints
- * the resident memory before and 5 s after each, with the machine.
+ * the resident memory before and 5 s after each, with the machine. `--memory` starts every server with
+ * `--fixtures-memory MIB`.
  */
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { parseArgs } from 'node:util'
 import { freePort } from '../test/support/binary.ts'
 import { describeMachine } from './machine.ts'
 
-const binaries = process.argv.slice(2)
+const { values, positionals } = parseArgs({
+  args: process.argv.slice(2),
+  options: { memory: { type: 'string' } },
+  allowPositionals: true,
+})
+const binaries = positionals
+/** `--fixtures-memory` for every server, when given (`--memory MIB`); else the servers' default. */
+const budget = values.memory === undefined ? [] : ['--fixtures-memory', values.memory]
 if (binaries.length === 0) binaries.push(join(import.meta.dir, '../dist/rock-legends'))
 const body = `[${Array(2730).fill('{}').join(',')}]`
 
@@ -58,7 +67,8 @@ async function attack(binary: string, requests: number, send: Attack) {
       '--log',
       'off',
       '--api-key',
-      'k'.repeat(24),
+      KEY,
+      ...budget,
     ],
     { stdout: 'pipe' },
   )
@@ -79,6 +89,7 @@ async function attack(binary: string, requests: number, send: Attack) {
 
 const machine = await describeMachine('none')
 console.log(`Machine: ${machine.cpu}, ${machine.cores} cores, ${machine.memory}, Bun ${machine.bun}`)
+console.log(`--fixtures-memory: ${values.memory === undefined ? "each server's default" : `${values.memory} MiB`}\n`)
 console.log('| Attack | Executable | RSS before | RSS after | Took |')
 console.log('|---|---|---|---|---|')
 for (const [name, requests, send] of ATTACKS)

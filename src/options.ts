@@ -320,6 +320,19 @@ export const SERVER_OPTIONS = {
     help: 'with --fixtures: how many namespaces the server holds at once',
     commands: { serve: 'env' },
   }),
+  /**
+   * With `fixtures`: what all named namespaces may hold together, in MiB; past it, the least recently used that no
+   * request is using are dropped, and writes refused only when none can be. 256.
+   */
+  fixturesMemory: declare({
+    flag: 'fixtures-memory',
+    env: 'ROCK_LEGENDS_FIXTURES_MEMORY',
+    value: 'MIB',
+    kind: wholeNumber(16, 65_536, 'MiB'),
+    default: '256',
+    help: 'with --fixtures: the memory all namespaces may hold together, in MiB',
+    commands: { serve: 'env' },
+  }),
   /** Serve the web pages at `/` (the default); `false` makes `/` a JSON index. */
   ui: declare({
     flag: 'no-ui',

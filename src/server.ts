@@ -80,13 +80,13 @@ const fixtureKey = () => `rl_fixture_${Buffer.from(crypto.getRandomValues(new Ui
 const npmNamespaces = (): Pick<typeof import('../npm/rock-legends/lib/index.js'), 'connect'> =>
   require('../npm/rock-legends/lib/namespace.js')
 
-/** The front of `--fixtures` over `store`, holding at most `namespaces` named namespaces; its modules loaded now. */
-async function fixtureFront(store: Store, namespaces: number) {
+/** The front of `--fixtures` over `store`, its namespaces within `bounds`; its modules loaded now. */
+async function fixtureFront(store: Store, bounds: { max: number; memoryBytes: number }) {
   const [{ FixtureFront }, { NAMESPACE_LIMITS }] = await Promise.all([
     import('./fixtures/front.ts'),
     import('./fixtures/namespaces.ts'),
   ])
-  return new FixtureFront(store, await store.resetPoint(), { ...NAMESPACE_LIMITS, max: namespaces })
+  return new FixtureFront(store, await store.resetPoint(), { ...NAMESPACE_LIMITS, ...bounds })
 }
 
 /**
@@ -208,7 +208,10 @@ async function serveOver(
   // With --fixtures every request passes through the front, which picks its namespace (src/fixtures/); loaded only
   // then, like the seed and the metrics.
   const front = fixtures
-    ? await fixtureFront(store, options.fixturesNamespaces ?? defaults.fixturesNamespaces)
+    ? await fixtureFront(store, {
+        max: options.fixturesNamespaces ?? defaults.fixturesNamespaces,
+        memoryBytes: (options.fixturesMemory ?? defaults.fixturesMemory) * 2 ** 20,
+      })
     : undefined
   // Over a data file the server owns, `rock-legends users` goes through it (src/cli/users.ts), with this key.
   const recordAddress = addressRecorder(data)

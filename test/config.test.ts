@@ -19,6 +19,7 @@ const defaults: Config = {
   allowReset: false,
   fixtures: false,
   fixturesNamespaces: 500,
+  fixturesMemory: 256,
   ui: true,
   signup: true,
   dbWaitMs: 10_000,

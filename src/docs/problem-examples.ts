@@ -31,6 +31,10 @@ const details: Record<
     detail:
       'the server holds 500 namespaces, none unused for 10 minutes: drop one with DELETE /__admin/namespaces/{name}, or reuse a name',
   },
+  'fixtures-memory': {
+    detail:
+      "the namespaces hold more than this server's budget for them (--fixtures-memory 256 MiB), and each is in use: drop the ones a test run no longer needs with DELETE /__admin/namespaces/{name}, or reset one",
+  },
   'injected-fault': {
     detail: 'Fault 1, armed with POST /__admin/faults, answered this request with 503; nothing was changed.',
   },

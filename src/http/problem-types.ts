@@ -95,6 +95,12 @@ export const problemTypes = {
     explanation:
       'A server started with --fixtures holds at most 500 namespaces (Rock-Legends-Namespace) at once, or as many as --fixtures-namespaces says; an unused one makes room for a new one after 10 minutes. Drop the namespaces a test run no longer needs with DELETE /__admin/namespaces/{name} (service key), or reuse names, for example one per worker rather than one per test. `Retry-After` says when an unused one can make room.',
   },
+  'fixtures-memory': {
+    status: 507,
+    title: 'The namespaces are full',
+    explanation:
+      'A server started with --fixtures keeps what all its namespaces hold (catalogues, request journals, the changes kept for event streams) within one budget, 256 MiB unless --fixtures-memory says otherwise. Past it, the least recently used namespaces that no request is using are dropped; only when every namespace left is in use are writes refused with this problem, reads still answered. Drop the namespaces a test run no longer needs with DELETE /__admin/namespaces/{name} (service key), or reset one with POST /__admin/reset. `Retry-After` says when to try again.',
+  },
   'injected-fault': {
     status: 503,
     title: 'A fault armed by a test',

@@ -106,7 +106,14 @@ export class ChangeHub implements Changes {
     private base: string,
     private readonly window: ChangeWindow = CHANGE_WINDOW,
     private readonly clock: () => number = Date.now,
+    /** Told of each change as it is published, before anyone else (what a fixture namespace holds is weighed so). */
+    private readonly observe?: (event: ChangeEvent) => void,
   ) {}
+
+  /** What the kept changes weigh, as {@link changeBytes} counts them; 0 for a window not bounded in bytes. */
+  get retainedBytes(): number {
+    return this.bytes
+  }
 
   /** How many listeners are attached. */
   get size(): number {
@@ -127,6 +134,7 @@ export class ChangeHub implements Changes {
    * empties the window: it is not given as a missed change, and an id from before it is unknown from now on.
    */
   publish(event: ChangeEvent): void {
+    this.observe?.(event)
     if (event.change.kind === 'reset') {
       this.ring = []
       this.sizes = []

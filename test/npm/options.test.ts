@@ -94,6 +94,7 @@ const NOT_DEFAULT: Record<string, unknown> = {
   allowNewData: true,
   takeover: true,
   fixturesNamespaces: 20,
+  fixturesMemory: 64,
   tokenTtlMs: 60_000,
   log: 'json',
   logLevel: 'debug',

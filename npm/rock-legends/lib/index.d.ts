@@ -75,6 +75,11 @@ export interface ServerOptions {
    * unused for 10 minutes, or is refused with 429. 500.
    */
   fixturesNamespaces?: number
+  /**
+   * With `fixtures`: what all named namespaces may hold together, in MiB; past it, the least recently used that no
+   * request is using are dropped, and writes refused only when none can be. 256.
+   */
+  fixturesMemory?: number
   /** Serve the web pages at `/` (the default); `false` makes `/` a JSON index. */
   ui?: boolean
   /** Whether anyone may create an account (the default); `false` answers sign-up with 403, accounts work on. */

@@ -25,6 +25,7 @@ export const OPTIONS = [
   { key: 'allowReset', flag: '--allow-reset', form: 'on' },
   { key: 'fixtures', flag: '--fixtures', form: 'on' },
   { key: 'fixturesNamespaces', flag: '--fixtures-namespaces', form: 'value' },
+  { key: 'fixturesMemory', flag: '--fixtures-memory', form: 'value' },
   { key: 'ui', flag: '--no-ui', form: 'off' },
   { key: 'signup', flag: '--no-signup', form: 'off' },
   { key: 'metrics', flag: '--metrics', form: 'value' },
