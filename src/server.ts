@@ -80,13 +80,20 @@ const fixtureKey = () => `rl_fixture_${Buffer.from(crypto.getRandomValues(new Ui
 const npmNamespaces = (): Pick<typeof import('../npm/rock-legends/lib/index.js'), 'connect'> =>
   require('../npm/rock-legends/lib/namespace.js')
 
-/** The front of `--fixtures` over `store`, its namespaces within `bounds`; its modules loaded now. */
-async function fixtureFront(store: Store, bounds: { max: number; memoryBytes: number }) {
-  const [{ FixtureFront }, { NAMESPACE_LIMITS }] = await Promise.all([
+/**
+ * The front of `--fixtures` over `store`, its namespaces within `bounds`, each client read as the app reads it (behind
+ * the proxies of `trustProxy`); its modules loaded now.
+ */
+async function fixtureFront(store: Store, bounds: { max: number; memoryBytes: number }, trustProxy: readonly string[]) {
+  const [{ FixtureFront }, { NAMESPACE_LIMITS }, { trustedClients }] = await Promise.all([
     import('./fixtures/front.ts'),
     import('./fixtures/namespaces.ts'),
+    import('./http/proxies.ts'),
   ])
-  return new FixtureFront(store, await store.resetPoint(), { ...NAMESPACE_LIMITS, ...bounds })
+  const clients = trustedClients(trustProxy)
+  return new FixtureFront(store, await store.resetPoint(), { ...NAMESPACE_LIMITS, ...bounds }, (request, server) =>
+    clients.key(server as Server<undefined> | null | undefined, request),
+  )
 }
 
 /**
@@ -208,10 +215,14 @@ async function serveOver(
   // With --fixtures every request passes through the front, which picks its namespace (src/fixtures/); loaded only
   // then, like the seed and the metrics.
   const front = fixtures
-    ? await fixtureFront(store, {
-        max: options.fixturesNamespaces ?? defaults.fixturesNamespaces,
-        memoryBytes: (options.fixturesMemory ?? defaults.fixturesMemory) * 2 ** 20,
-      })
+    ? await fixtureFront(
+        store,
+        {
+          max: options.fixturesNamespaces ?? defaults.fixturesNamespaces,
+          memoryBytes: (options.fixturesMemory ?? defaults.fixturesMemory) * 2 ** 20,
+        },
+        options.trustProxy ?? defaults.trustProxy,
+      )
     : undefined
   // Over a data file the server owns, `rock-legends users` goes through it (src/cli/users.ts), with this key.
   const recordAddress = addressRecorder(data)

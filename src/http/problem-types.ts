@@ -93,7 +93,7 @@ export const problemTypes = {
     status: 429,
     title: 'Too many namespaces',
     explanation:
-      'A server started with --fixtures holds at most 500 namespaces (Rock-Legends-Namespace) at once, or as many as --fixtures-namespaces says; an unused one makes room for a new one after 10 minutes. Drop the namespaces a test run no longer needs with DELETE /__admin/namespaces/{name} (service key), or reuse names, for example one per worker rather than one per test. `Retry-After` says when an unused one can make room.',
+      'A server started with --fixtures holds at most 500 namespaces (Rock-Legends-Namespace) at once, or as many as --fixtures-namespaces says, and one client address other than the machine it runs on a quarter of them; an unused one makes room for a new one after 10 minutes. Drop the namespaces a test run no longer needs with DELETE /__admin/namespaces/{name} (service key), or reuse names, for example one per worker rather than one per test. `Retry-After` says when an unused one can make room.',
   },
   'fixtures-memory': {
     status: 507,
