@@ -214,16 +214,25 @@ async function serveOver(
   const reset = allowReset ? await captureStartState(store) : undefined
   // With --fixtures every request passes through the front, which picks its namespace (src/fixtures/); loaded only
   // then, like the seed and the metrics.
+  const fixturesBudget = (options.fixturesMemory ?? defaults.fixturesMemory) * 2 ** 20
   const front = fixtures
     ? await fixtureFront(
         store,
         {
           max: options.fixturesNamespaces ?? defaults.fixturesNamespaces,
-          memoryBytes: (options.fixturesMemory ?? defaults.fixturesMemory) * 2 ** 20,
+          memoryBytes: fixturesBudget,
         },
         options.trustProxy ?? defaults.trustProxy,
       )
     : undefined
+  if (metrics && front) {
+    const { namespaces } = front
+    metrics.fixtures = {
+      namespaces: () => namespaces.size,
+      bytes: () => namespaces.retainedBytes,
+      budgetBytes: fixturesBudget,
+    }
+  }
   // Over a data file the server owns, `rock-legends users` goes through it (src/cli/users.ts), with this key.
   const recordAddress = addressRecorder(data)
   const ownKey = recordAddress ? operatorKey() : undefined

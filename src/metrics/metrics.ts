@@ -215,6 +215,8 @@ export class Metrics {
   readonly http = new HttpMetrics()
   readonly store = new StoreMetrics()
   readonly backups = new BackupMetrics()
+  /** The namespaces of `--fixtures`, read when scraped; set by a server with fixtures. */
+  fixtures: FixtureGauges | undefined
   private memory: NodeJS.MemoryUsage | undefined
 
   private readonly process: Family[] = [
@@ -244,7 +246,33 @@ export class Metrics {
       ...this.http.families(),
       ...this.store.families(),
       ...this.backups.families(),
+      ...fixtureFamilies(this.fixtures),
       ...this.process,
     ])
   }
+}
+
+/** What `--fixtures` tells the metrics of its namespaces, read when scraped. */
+export interface FixtureGauges {
+  namespaces(): number
+  bytes(): number
+  budgetBytes: number
+}
+
+/** The families of the fixture namespaces: none without `--fixtures`. */
+function fixtureFamilies(fixtures: FixtureGauges | undefined): Family[] {
+  if (!fixtures) return []
+  return [
+    new Gauge('rock_legends_fixtures_namespaces', 'Named namespaces the fixture server holds (--fixtures).', [
+      { read: () => fixtures.namespaces() },
+    ]),
+    new Gauge(
+      'rock_legends_fixtures_bytes',
+      'What the named namespaces hold together, as their budget counts it (journals, kept changes, what they wrote).',
+      [{ read: () => fixtures.bytes() }],
+    ),
+    new Gauge('rock_legends_fixtures_budget_bytes', 'Their budget (--fixtures-memory).', [
+      { read: () => fixtures.budgetBytes },
+    ]),
+  ]
 }

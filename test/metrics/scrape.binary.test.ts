@@ -142,6 +142,24 @@ describe.skipIf(skip)('/metrics of the executable', () => {
     expect(Math.abs(last - Date.now() / 1000)).toBeLessThan(60)
   }, 30_000)
 
+  test('the namespaces of --fixtures are counted, with what they hold and their budget', async () => {
+    const port = freePort()
+    const server = await start(String(port), () => ['--fixtures', '--fixtures-memory', '32'])
+    const scrape = async (name: string) =>
+      family(parsePrometheusText(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()), name)?.samples[0]
+        ?.value
+    expect(await scrape('rock_legends_fixtures_namespaces')).toBe(0)
+    expect(await scrape('rock_legends_fixtures_budget_bytes')).toBe(32 * 2 ** 20)
+    for (const ns of ['one', 'two'])
+      await fetch(`${server.url}/api/v1/artists`, {
+        method: 'POST',
+        headers: { 'x-api-key': KEY, 'content-type': 'application/json', 'rock-legends-namespace': ns },
+        body: JSON.stringify({ name: 'Charly García', description: 'x'.repeat(5000) }),
+      })
+    expect(await scrape('rock_legends_fixtures_namespaces')).toBe(2)
+    expect(await scrape('rock_legends_fixtures_bytes')).toBeGreaterThan(2 * 2 * 5000)
+  })
+
   test('a port alone is on loopback, and the listener answers nothing but /metrics', async () => {
     const port = freePort()
     await start(String(port))
