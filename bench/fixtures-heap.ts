@@ -1,6 +1,6 @@
 /**
  * `bun bench/fixtures-heap.ts [--memory MIB…]`: what the namespaces of `--fixtures` retain under the two attacks of
- * bench/fixtures-memory.ts, measured in-process as the engine counts it: the app built as the server builds it, the
+ * bench/fixtures-attacks.ts, measured in-process as the engine counts it: the app built as the server builds it, the
  * requests answered through its fixture front, then a full collection and the heap's size (`bun:jsc` heapStats), so
  * that garbage and the allocator's spare pages (which resident memory includes) do not count. Each attack runs once per
  * budget (`--memory`, repeatable; 16, 64 and 256 MiB by default) on a fresh app, and prints the heap before and after,
@@ -13,44 +13,17 @@ import { FixtureFront } from '../src/fixtures/front.ts'
 import { NAMESPACE_LIMITS } from '../src/fixtures/namespaces.ts'
 import { seedStore } from '../src/seed/seed.ts'
 import { openMemoryStore } from '../src/store/document/memory.ts'
+import { ATTACKS, type Attack, KEY, run } from './fixtures-attacks.ts'
 import { describeMachine } from './machine.ts'
 
 const { values } = parseArgs({ args: process.argv.slice(2), options: { memory: { type: 'string', multiple: true } } })
 const budgets = (values.memory ?? ['16', '64', '256']).map(Number)
-const KEY = 'k'.repeat(24)
-const body = `[${Array(2730).fill('{}').join(',')}]`
-const description = 'x'.repeat(10_000)
-
-type Send = (call: (path: string, init: RequestInit) => Promise<Response>, i: number) => Promise<unknown>
-const ATTACKS: [string, number, Send][] = [
-  [
-    `anonymous POSTs of ${body.length} bytes over 500 namespaces`,
-    10_000,
-    (call, i) =>
-      call('/api/v1/artists', {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'rock-legends-namespace': `ns-${i % 500}` },
-        body,
-      }).then((response) => response.text()),
-  ],
-  [
-    'PUTs of a 10,000-character description over 20 namespaces',
-    20_000,
-    (call, i) =>
-      call('/api/v1/artists/1', {
-        method: 'PUT',
-        headers: { 'content-type': 'application/json', 'rock-legends-namespace': `ns-${i % 20}`, 'x-api-key': KEY },
-        body: JSON.stringify({ name: `Charly ${i}`, description }),
-      }).then((response) => response.text()),
-  ],
-]
-
 const heap = () => {
   Bun.gc(true)
   return heapStats().heapSize / 2 ** 20
 }
 
-async function attack(memoryMiB: number, requests: number, send: Send) {
+async function measure(memoryMiB: number, attack: Attack) {
   const store = openMemoryStore()
   await seedStore(store, true)
   const front = new FixtureFront(store, await store.resetPoint(), {
@@ -62,7 +35,7 @@ async function attack(memoryMiB: number, requests: number, send: Send) {
   const call = async (path: string, init: RequestInit) =>
     front.fetch(new Request(`http://localhost${path}`, init), handle)
   const before = heap()
-  for (let i = 0; i < requests; i += 50) await Promise.all(Array.from({ length: 50 }, (_, j) => send(call, i + j)))
+  await run(attack, call)
   await Bun.sleep(100)
   const after = heap()
   const held = front.namespaces.retainedBytes / 2 ** 20
@@ -75,10 +48,10 @@ const machine = await describeMachine('none')
 console.log(`Machine: ${machine.cpu}, ${machine.cores} cores, ${machine.memory}, Bun ${machine.bun}\n`)
 console.log('| Attack | --fixtures-memory | Heap before | Heap after | Namespaces left | They say they hold |')
 console.log('|---|---|---|---|---|---|')
-for (const [name, requests, send] of ATTACKS)
+for (const attack of ATTACKS)
   for (const budget of budgets) {
-    const { before, after, held, namespaces } = await attack(budget, requests, send)
+    const { before, after, held, namespaces } = await measure(budget, attack)
     console.log(
-      `| ${requests.toLocaleString('en')} ${name} | ${budget} MiB | ${before.toFixed(0)} MiB | ${after.toFixed(0)} MiB | ${namespaces} | ${held.toFixed(1)} MiB |`,
+      `| ${attack.requests.toLocaleString('en')} ${attack.name} | ${budget} MiB | ${before.toFixed(0)} MiB | ${after.toFixed(0)} MiB | ${namespaces} | ${held.toFixed(1)} MiB |`,
     )
   }
