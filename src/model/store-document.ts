@@ -8,6 +8,7 @@ import { type Static, Type } from '@sinclair/typebox'
 import { type Album, StoredAlbum } from './album.ts'
 import { type Artist, StoredArtist } from './artist.ts'
 import { type Credential, StoredCredential } from './credential.ts'
+import { type KeptEntry, KeptEntry as KeptEntrySchema } from './kept-answer.ts'
 import { STORED_COUNTER } from './rules.ts'
 import { StoredUser, type User } from './user.ts'
 
@@ -33,6 +34,11 @@ export const StoreDocument = Type.Object({
   albums: Type.Array(StoredAlbum),
   users: Type.Array(StoredUser),
   credentials: Type.Array(StoredCredential),
+  /**
+   * The answers kept for `Idempotency-Key`s, in a data file only (the document store writes them there): a backup,
+   * a copy or a fixture state has none.
+   */
+  idempotency: Type.Optional(Type.Array(KeptEntrySchema)),
 })
 
 /** A document as a data file, a journal or a backup holds it, perhaps in the form of an earlier build. */
@@ -50,6 +56,8 @@ export interface StoreDocument {
   albums: Album[]
   users: User[]
   credentials: Credential[]
+  /** In a data file only, see the schema. */
+  idempotency?: KeptEntry[]
 }
 
 /** A record of any collection: all of them carry an id. */

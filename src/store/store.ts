@@ -14,6 +14,7 @@ import type { StoreDocument } from '../model/store-document.ts'
 import type { NewUser, User } from '../model/user.ts'
 import type { StoreAvailability } from './availability.ts'
 import type { Changes } from './changes.ts'
+import type { IdempotencyKeys } from './idempotency.ts'
 
 /** What `users.update` may change in an account: its password hash and whether (since when) it is disabled. */
 export type UserChanges = Partial<Pick<User, 'passwordHash' | 'disabledAt'>>
@@ -289,6 +290,11 @@ export interface Store {
   limiter(name: string, rule: RateLimit, clock: () => number): Limiter
   /** The {@link Recents} called `name` (stable, as for `limiter`), by `rule`, with the time from `clock`. */
   recents(name: string, rule: RecentsRule, clock: () => number): Recents
+  /**
+   * The `Idempotency-Key`s of create requests and their answers (idempotency.ts): kept across restarts, and over SQL
+   * shared by every replica. Not part of {@link snapshot}: backups, copies and fixture states leave them out.
+   */
+  readonly idempotency: IdempotencyKeys
   /** True when the store holds no artist, album or user. */
   isEmpty(): Promise<boolean>
   /**

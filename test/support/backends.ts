@@ -66,6 +66,13 @@ function whenReady(ready: Promise<Store>): Store {
       },
       purge: on((store, now: string) => store.credentials.purge(now)),
     },
+    idempotency: {
+      claim: on((store, ...args: Parameters<Store['idempotency']['claim']>) => store.idempotency.claim(...args)),
+      complete: on((store, ...args: Parameters<Store['idempotency']['complete']>) =>
+        store.idempotency.complete(...args),
+      ),
+      release: on((store, ...args: Parameters<Store['idempotency']['release']>) => store.idempotency.release(...args)),
+    },
     isEmpty: on((store) => store.isEmpty()),
     load: on((store, ...args: Parameters<Store['load']>) => store.load(...args)),
     snapshot: on((store) => store.snapshot()),

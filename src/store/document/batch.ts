@@ -1,4 +1,5 @@
 import type { Credential } from '../../model/credential.ts'
+import type { KeptEntry } from '../../model/kept-answer.ts'
 import type { Collection, StoreDocument, StoreRecord } from '../../model/store-document.ts'
 import { StoreUnavailableError } from '../store.ts'
 import type { JournalEntry, Persistence } from './persistence.ts'
@@ -12,6 +13,8 @@ import type { Records, Rewind } from './records.ts'
 export class Batch {
   /** The records put in this batch, by id: its journal entry. */
   private readonly changed = new Map<Collection, Map<number, StoreRecord>>()
+  /** Answers kept for idempotency keys in this batch. */
+  private readonly kept: KeptEntry[] = []
   private rewindTo: Rewind | undefined
   private replacedAll = false
   /** Whether the batch is committed even with no change: a probe of the disk. */
@@ -22,7 +25,7 @@ export class Batch {
 
   /** Whether this batch has anything to make durable. */
   get isEmpty(): boolean {
-    return !this.replacedAll && this.changed.size === 0 && !this.probing
+    return !this.replacedAll && this.changed.size === 0 && this.kept.length === 0 && !this.probing
   }
 
   /**
@@ -53,6 +56,14 @@ export class Batch {
   note<C extends Collection>(name: C, record: StoreDocument[C][number]): void {
     this.records.put(name, record)
     this.record(name, record)
+  }
+
+  /**
+   * Journals an answer kept for an idempotency key (already in the records' table). Never taken back: the write it
+   * answered was acknowledged before, so a retry in this process may replay it even if this commit fails.
+   */
+  keep(entry: KeptEntry): void {
+    this.kept.push(entry)
   }
 
   /**
@@ -103,6 +114,7 @@ export class Batch {
     const entry: JournalEntry = { counters: { ...this.records.doc.counters } }
     for (const [name, records] of this.changed)
       (entry as Record<Collection, StoreRecord[]>)[name] = [...records.values()]
+    if (this.kept.length > 0) entry.idempotency = this.kept
     return entry
   }
 }

@@ -12,6 +12,7 @@ import type { NewUser, User } from '../../model/user.ts'
 import { StoreAvailability } from '../availability.ts'
 import { type Change, ChangeHub } from '../changes.ts'
 import { artistTag, StaleVersionError } from '../entity-tag.ts'
+import type { IdempotencyKeys } from '../idempotency.ts'
 import { imageOf, liveOf, makeRoom, takesCredentialAt } from '../rules.ts'
 import {
   AccountChangedError,
@@ -261,6 +262,20 @@ export class DocumentStore implements Store {
    * it with. A property rather than a method, so that a copy of the store made by spreading it keeps it.
    */
   readonly limiter = (_name: string, rule: RateLimit, clock: () => number): Limiter => new MemoryLimiter(rule, clock)
+
+  /**
+   * The idempotency keys, in the records' table: a claim is a step of this process alone (it owns the store); a kept
+   * answer is journaled in a commit of its own, made durable before the answer is sent.
+   */
+  readonly idempotency: IdempotencyKeys = {
+    claim: async (request, now, limits) => this.records.idempotency.claim(request, now, limits),
+    complete: (request, claim, answer, now, limits) =>
+      this.mutate((batch) => {
+        const entry = this.records.idempotency.answer(request, claim, answer, now, limits.ttlMs)
+        if (entry) batch.keep(entry)
+      }),
+    release: async (request, claim) => this.records.idempotency.release(request, claim),
+  }
 
   /** New {@link Recents} in this process, whatever the name, as for `limiter`; a property for the same reason. */
   readonly recents = (_name: string, rule: RecentsRule, clock: () => number): Recents => new MemoryRecents(rule, clock)

@@ -3,7 +3,7 @@ import type { StoreMetrics } from '../../metrics/metrics.ts'
 import { COLLECTIONS, StoreDocument, type StoredDocument } from '../../model/store-document.ts'
 import { lazyCheck } from './document.ts'
 
-const { counters, artists, albums, users, credentials } = StoreDocument.properties
+const { counters, artists, albums, users, credentials, idempotency } = StoreDocument.properties
 
 /**
  * The records one group commit created or changed (whole records: replay is an upsert), and the counters after it:
@@ -16,6 +16,8 @@ export const JournalEntry = Type.Object({
   albums: Type.Optional(albums),
   users: Type.Optional(users),
   credentials: Type.Optional(credentials),
+  /** Answers kept for idempotency keys in this commit. */
+  idempotency,
 })
 
 /** A journal line, as read. */
@@ -90,5 +92,7 @@ export function replay(document: StoredDocument, entries: readonly JournalEntry[
       document.counters[name] = Math.max(document.counters[name], entry.counters[name])
       for (const record of entry[name] ?? []) upsert(document[name] as { id: number }[], record)
     }
+    // In order: a later answer for the same key replaces an earlier one as the store loads them.
+    if (entry.idempotency) document.idempotency = [...(document.idempotency ?? []), ...entry.idempotency]
   }
 }

@@ -7,6 +7,7 @@ import { COLLECTIONS, type Collection, type StoreDocument, type StoreRecord } fr
 import type { User } from '../../model/user.ts'
 import { IdsExhaustedError } from '../store.ts'
 import { ArtistLists } from './artist-lists.ts'
+import { IdempotencyTable } from './idempotency-table.ts'
 import { indexById, upsert } from './persistence.ts'
 
 function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
@@ -46,6 +47,8 @@ export interface Rewind {
  */
 export class Records {
   readonly artistLists = new ArtistLists(() => this.doc.artists)
+  /** The idempotency keys: claims in flight and kept answers, which a data file holds beside the records. */
+  readonly idempotency = new IdempotencyTable()
   private albumsByArtistId = new Map<number, Album[]>()
   private usersByEmail = new Map<string, User>()
   private credentialsByHash = new Map<string, Credential>()
@@ -53,7 +56,16 @@ export class Records {
 
   /** Wraps a lowdb instance whose `data` holds the document. */
   constructor(private readonly db: Low<StoreDocument>) {
+    this.takeKept(Date.now())
     this.index()
+  }
+
+  /** Moves the answers a read document holds into {@link idempotency}, leaving the document records only. */
+  private takeKept(now: number): void {
+    const { idempotency } = this.doc
+    if (idempotency === undefined) return
+    delete this.doc.idempotency
+    this.idempotency.load(idempotency, now)
   }
 
   get doc(): StoreDocument {
@@ -156,6 +168,9 @@ export class Records {
   replaceDocument(document: StoreDocument): StoreDocument {
     const previous = this.doc
     this.db.data = document
+    // The answers kept spoke of the catalogue replaced: a retry after a restore (or a fixture reset) runs again.
+    delete this.doc.idempotency
+    this.idempotency.clear()
     this.index()
     return previous
   }
@@ -174,7 +189,7 @@ export class Records {
   /** The document as it is now, in fresh arrays of the (unchanging) records: safe to write while changes go on. */
   snapshot(): StoreDocument {
     const { version, counters, artists, albums, users, credentials } = this.doc
-    return {
+    const document: StoreDocument = {
       version,
       counters: { ...counters },
       artists: artists.slice(),
@@ -182,6 +197,9 @@ export class Records {
       users: users.slice(),
       credentials: credentials.slice(),
     }
+    const kept = this.idempotency.kept()
+    if (kept.length > 0) document.idempotency = kept
+    return document
   }
 
   private index(): void {

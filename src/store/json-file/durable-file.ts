@@ -97,6 +97,12 @@ export class DurableJsonFile implements Adapter<StoredDocument> {
           await writeRecords(handle, data[name])
           await writeText(handle, data[name].length > 0 ? '\n]' : ']')
         }
+        // The answers kept for idempotency keys, when there are any (a store that never had one writes none).
+        if (data.idempotency?.length) {
+          await writeText(handle, ',\n"idempotency":[')
+          await writeRecords(handle, data.idempotency)
+          await writeText(handle, '\n]')
+        }
         await writeText(handle, '}\n')
         await handle.sync()
       } finally {

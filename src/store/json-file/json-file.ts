@@ -182,6 +182,8 @@ export async function openJsonFileStore(path: string, options: JsonFileOptions =
       options.compactAfterBytes ?? DEFAULT_COMPACT_AFTER,
       release,
     )
+    // Copied before the store takes the kept idempotency answers out of the document into its table.
+    const folded = read && entries.length > 0 ? structuredClone(document) : undefined
     const store = new DocumentStore(document, persistence, undefined, options.probeEveryMs)
     if (!read) {
       // A journal without its data file cannot be trusted to be complete.
@@ -189,7 +191,7 @@ export async function openJsonFileStore(path: string, options: JsonFileOptions =
       await file.write(document).catch((error: Error) => {
         throw new DataFileError(`cannot create ${location}: ${error.message}`)
       })
-    } else if (entries.length > 0) persistence.compactSoon(structuredClone(document))
+    } else if (folded) persistence.compactSoon(folded)
     return store
   } catch (error) {
     release()

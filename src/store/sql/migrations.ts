@@ -228,6 +228,29 @@ export const MIGRATIONS: readonly Migration[] = [
       'CREATE INDEX IF NOT EXISTS rl_events_in_order ON rl_events (tx, id)',
     ],
   },
+  {
+    version: 8,
+    name: 'idempotency keys',
+    statements: [
+      // One row per `Idempotency-Key` of a scope (a credential), sql/idempotency.ts: taken by an INSERT … ON CONFLICT
+      // that one request wins on whichever replica; `claim` is the running request's until it is answered (then
+      // NULL, with the answer in `status`, `headers`, `body`); `until_ms` ends the claim's lease, then the answer's
+      // life. `bytes` is what the row counts against the bounds.
+      `CREATE TABLE IF NOT EXISTS rl_idempotency (
+        scope TEXT NOT NULL,
+        key TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        claim TEXT,
+        until_ms BIGINT NOT NULL,
+        bytes BIGINT NOT NULL,
+        status INT,
+        headers TEXT,
+        body TEXT,
+        PRIMARY KEY (scope, key)
+      )`,
+      'CREATE INDEX IF NOT EXISTS rl_idempotency_until ON rl_idempotency (until_ms)',
+    ],
+  },
 ]
 
 /** The version of the schema this build expects. */

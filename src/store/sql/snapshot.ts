@@ -95,7 +95,9 @@ export async function replaceAll(tx: SQL, document: StoreDocument, emailKey: (em
   // it puts it back (writes.ts takes them only once it holds a stripe).
   await tx`SELECT stripe FROM rl_tallies WHERE name = 'artists' ORDER BY stripe FOR UPDATE`
   // Children first, for the foreign keys. DELETE rather than TRUNCATE: TRUNCATE is a schema change in CockroachDB.
-  for (const table of ['rl_credentials', 'rl_albums', 'rl_users', 'rl_artists']) await tx`DELETE FROM ${tx(table)}`
+  // The kept idempotency answers spoke of the catalogue replaced: a retry after a restore (or a reset) runs again.
+  for (const table of ['rl_idempotency', 'rl_credentials', 'rl_albums', 'rl_users', 'rl_artists'])
+    await tx`DELETE FROM ${tx(table)}`
   const albumCounts = new Map<number, number>()
   for (const album of document.albums) albumCounts.set(album.artistId, (albumCounts.get(album.artistId) ?? 0) + 1)
   await insertRows(

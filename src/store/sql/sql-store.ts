@@ -38,6 +38,7 @@ import {
   revokeCredential,
   startUserEpoch,
 } from './credentials.ts'
+import { sqlIdempotency } from './idempotency.ts'
 import { SqlLimiter, SqlRecents } from './limiter.ts'
 import { listAlbums, listArtists } from './lists.ts'
 import { isEmpty, loadCatalogue } from './load.ts'
@@ -457,6 +458,12 @@ export class SqlStore implements Store {
   limiter(name: string, rule: RateLimit, clock: () => number): Limiter {
     return new SqlLimiter(this.sql, name, rule, clock, (operation) => this.operate(operation))
   }
+
+  /** The idempotency keys: rows every replica over this database shares (idempotency.ts). */
+  readonly idempotency = sqlIdempotency(
+    () => this.sql,
+    (operation) => this.operate(operation),
+  )
 
   /** The recents `name`: rows every replica over this database shares (limiter.ts). */
   recents(name: string, rule: RecentsRule, clock: () => number): Recents {

@@ -43,6 +43,7 @@ describe.skipIf(skip)('migrate, over a real PostgreSQL', () => {
         'rl_counters',
         'rl_credentials',
         'rl_events',
+        'rl_idempotency',
         'rl_migrations',
         'rl_schema',
         'rl_snapshots',

@@ -1,0 +1,93 @@
+/**
+ * What the store keeps for `Idempotency-Key` (src/http/idempotency.ts): per scope (a credential) and key, the
+ * request's fingerprint and, once answered, the answer, for {@link IDEMPOTENCY_LIMITS}.ttlMs. The rules both stores
+ * follow are here; each stores the entries its own way (document/idempotency-table.ts, sql/idempotency.ts).
+ */
+import type { KeptAnswer } from '../model/kept-answer.ts'
+
+export type { KeptAnswer, KeptEntry } from '../model/kept-answer.ts'
+
+/** How long answers are kept, how long a claim holds, and how many bytes of answers may be kept. */
+export interface IdempotencyLimits {
+  /** How long an answer is replayed after the first request (the IETF draft's "expiry"). */
+  ttlMs: number
+  /**
+   * How long a claim holds a key with no answer before another request may take it over: longer than any request
+   * can take, so only a claim whose process died (or lost its database) is ever taken over.
+   */
+  leaseMs: number
+  /** Bytes of kept entries (see {@link entryBytes}) one scope may hold; a new key past it is refused. */
+  bytesPerScope: number
+  /** Bytes of kept entries all scopes together may hold; a new key past it is refused. */
+  bytesInAll: number
+}
+
+/** The bounds the server keeps to: 24 h, as the draft and Stripe do; 1 MiB per credential, 64 MiB in all. */
+export const IDEMPOTENCY_LIMITS: IdempotencyLimits = {
+  ttlMs: 24 * 60 * 60_000,
+  leaseMs: 60_000,
+  bytesPerScope: 1024 * 1024,
+  bytesInAll: 64 * 1024 * 1024,
+}
+
+/** Which request a key belongs to: `scope` (whose), `key` (the header) and `fingerprint` (method, path, body). */
+export interface KeyedRequest {
+  scope: string
+  key: string
+  fingerprint: string
+}
+
+/** What {@link IdempotencyKeys.claim} answers. */
+export type Claim =
+  /** The key is this request's now: run it, then `complete` (or `release`) with `claim`. */
+  | { kind: 'claimed'; claim: string }
+  /** The key was answered for this very request: send `answer` again. */
+  | { kind: 'replay'; answer: KeptAnswer }
+  /** The key was used for another request (another method, path or body). */
+  | { kind: 'mismatch' }
+  /** The key's first request is still running (here or on another replica); try again in `retryAfter` seconds. */
+  | { kind: 'in-flight'; retryAfter: number }
+  /** The scope, or all of them, hold as many bytes as allowed: no new key until some expire. */
+  | { kind: 'full'; of: 'scope' | 'all'; retryAfter: number }
+
+/**
+ * The store's keys: one atomic claim per key (on any replica), the answer kept once the request is done.
+ *
+ * @example
+ * const claim = await store.idempotency.claim(request, Date.now(), IDEMPOTENCY_LIMITS)
+ * if (claim.kind === 'claimed') {
+ *   const answer = await run()
+ *   await store.idempotency.complete(request, claim.claim, answer, Date.now(), IDEMPOTENCY_LIMITS)
+ * }
+ */
+export interface IdempotencyKeys {
+  /**
+   * Takes `request.key` of `request.scope` for this request, in one atomic step: of any number of requests with the
+   * same key at once, on any replica, exactly one is `claimed`. A key whose entry expired, or whose claim outlived
+   * `leaseMs` unanswered, is free again. Expired entries are forgotten on the way.
+   */
+  claim(request: KeyedRequest, now: number, limits: IdempotencyLimits): Promise<Claim>
+  /** Keeps `answer` for the key claimed as `claim`, durably, until `now + ttlMs`; nothing if the claim was lost. */
+  complete(
+    request: KeyedRequest,
+    claim: string,
+    answer: KeptAnswer,
+    now: number,
+    limits: IdempotencyLimits,
+  ): Promise<void>
+  /** Frees the key claimed as `claim` (the request was refused and wrote nothing); nothing if the claim was lost. */
+  release(request: KeyedRequest, claim: string): Promise<void>
+}
+
+/** What an entry counts against the bounds: its strings and its answer, in UTF-8 bytes, plus 64 for the rest. */
+export function entryBytes(request: KeyedRequest, answer?: KeptAnswer): number {
+  let bytes = 64 + Buffer.byteLength(request.scope) + Buffer.byteLength(request.key) + request.fingerprint.length
+  if (answer) {
+    bytes += Buffer.byteLength(answer.body)
+    for (const [name, value] of Object.entries(answer.headers)) bytes += name.length + Buffer.byteLength(value)
+  }
+  return bytes
+}
+
+/** Seconds until `at` (ms since the epoch), at least 1. */
+export const secondsUntil = (at: number, now: number) => Math.max(1, Math.ceil((at - now) / 1000))
