@@ -19,6 +19,7 @@ import { cors } from './http/cors.ts'
 import { delay } from './http/delay.ts'
 import { type ErrorReporter, problemResponder } from './http/error-handler.ts'
 import { healthRoutes } from './http/health.ts'
+import { idempotentCreates } from './http/idempotency.ts'
 import { trustedClients } from './http/proxies.ts'
 import { readOnly } from './http/read-only.ts'
 import { requestLog } from './http/request-log.ts'
@@ -31,6 +32,7 @@ import { operatorAccountRoutes } from './ops/accounts-routes.ts'
 import type { StoreKind } from './ops/backup-format.ts'
 import { backupRoutes } from './ops/backup-route.ts'
 import { EMBEDDED_DEFAULTS as defaults, type ServerOptions } from './options.ts'
+import type { IdempotencyLimits } from './store/idempotency.ts'
 import type { Store } from './store/store.ts'
 import { webRoutes } from './web/routes.ts'
 
@@ -67,6 +69,8 @@ export interface AppOptions
   catalogueLimits?: CatalogueLimits
   /** How passwords are hashed and checked; argon2id at OWASP's cost by default (in-process tests pass a cheaper one). */
   passwords?: PasswordHasher
+  /** The bounds of the answers kept for `Idempotency-Key`s; `IDEMPOTENCY_LIMITS` by default (tests lower them). */
+  idempotency?: IdempotencyLimits
   /** The bounds and heartbeat of `GET /api/v1/events`; `EVENT_STREAM_LIMITS` by default (tests and the bench change them). */
   events?: Partial<EventStreamLimits>
 }
@@ -95,6 +99,7 @@ export function createApp({
   catalogueLimits,
   passwords,
   events,
+  idempotency,
   ui = defaults.ui,
   signup = defaults.signup,
   trustProxy = defaults.trustProxy,
@@ -110,6 +115,8 @@ export function createApp({
     clientOf: (request) => clients.key(app.server, request),
   })
   const latestYear = now().getUTCFullYear() + 1
+  // Creates run once per `Idempotency-Key` of each account, their answers kept in the store.
+  const once = idempotentCreates(store, now, report, idempotency)
   // Elysia finds the path after the first 11 characters of the URL unless told otherwise, assuming a host of at least
   // four ("http://a.bc"): a `Host: x` (or `a:1`) request, which Bun's own routing serves right, would be routed by
   // what follows `/api/` when the app answers through `handle` (--fixtures, a takeover).
@@ -151,8 +158,8 @@ export function createApp({
       .use(healthRoutes(store))
       // The pages (`/`, `/artists/:artistId`, `/login`, `/signup`, their assets), `/problems/:kind` and the favicon.
       .use(webRoutes({ catalogue, ui, signup, latestYear }))
-      .use(artistRoutes(catalogue, guard))
-      .use(albumRoutes(catalogue, guard, latestYear))
+      .use(artistRoutes(catalogue, guard, once))
+      .use(albumRoutes(catalogue, guard, latestYear, once))
       .use(eventRoutes(store.changes, clients, { ...EVENT_STREAM_LIMITS, ...events }))
       .use(accountRoutes(accounts, guard, clients))
       .use(coverRoutes(catalogue))

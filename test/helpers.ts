@@ -1,5 +1,6 @@
 import { createApp } from '../src/app.ts'
 import type { PasswordHasher } from '../src/auth/password.ts'
+import type { IdempotencyLimits } from '../src/store/idempotency.ts'
 import type { Store } from '../src/store/store.ts'
 import { testStore } from './support/backends.ts'
 import { expectDocumented } from './support/openapi.ts'
@@ -22,7 +23,10 @@ interface Call {
  * over `store`, and a helper to call it in-process. Passwords are hashed with argon2id at its lowest cost
  * (`cheapPasswords`) unless `options.passwords` says otherwise.
  */
-export function testApp(store: Store = testStore(), options: { now?: () => Date; passwords?: PasswordHasher } = {}) {
+export function testApp(
+  store: Store = testStore(),
+  options: { now?: () => Date; passwords?: PasswordHasher; idempotency?: IdempotencyLimits } = {},
+) {
   const errors: unknown[] = []
   const app = createApp({
     store,

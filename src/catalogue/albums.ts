@@ -2,6 +2,7 @@ import { Elysia } from 'elysia'
 import type { authGuard } from '../auth/guard.ts'
 import { anyCredential, publicAccess } from '../docs/security.ts'
 import { answerRead } from '../http/conditional.ts'
+import type { idempotentCreates } from '../http/idempotency.ts'
 import { recordJson, taggedResponse } from '../http/json.ts'
 import { keptQuery, Paginated, pageOf, paginator } from '../http/pagination.ts'
 import { described, problemResponses } from '../http/responses.ts'
@@ -20,7 +21,12 @@ const readAlbum = (request: Request, album: Album) => {
 }
 
 /** Album routes of an artist: list, read one, add. `latestYear` bounds the year of a new album. */
-export const albumRoutes = (catalogue: Catalogue, guard: ReturnType<typeof authGuard>, latestYear: number) => {
+export const albumRoutes = (
+  catalogue: Catalogue,
+  guard: ReturnType<typeof authGuard>,
+  latestYear: number,
+  once: ReturnType<typeof idempotentCreates>,
+) => {
   const paginate = paginator()
   return new Elysia({ name: 'albums', prefix: '/api/v1/artists/:artistId/albums' })
     .use(guard)
@@ -70,26 +76,24 @@ export const albumRoutes = (catalogue: Catalogue, guard: ReturnType<typeof authG
     )
     .post(
       '',
-      async ({ params, body, set, caller }) => {
-        const artistId = Number(params.artistId)
-        const album = await catalogue.createAlbum(artistId, body, caller)
-        set.status = 201
-        set.headers.location = `${albumsOf(artistId)}/${album.id}`
-        set.headers.etag = albumTag(album)
-        return album
-      },
+      ({ params, body, caller, request }) =>
+        once(request, caller, body, async () => {
+          const artistId = Number(params.artistId)
+          const album = await catalogue.createAlbum(artistId, body, caller)
+          return { location: `${albumsOf(artistId)}/${album.id}`, etag: albumTag(album), record: album }
+        }),
       {
         auth: true,
         params: ArtistIdParams,
         body: AlbumInput(latestYear),
         response: {
           201: described(Album, 'The album as stored, with the id the server gave it.'),
-          ...problemResponses(400, 401, 404, 409, 413, 415, 429, 503),
+          ...problemResponses(400, 401, 404, 409, 413, 415, 422, 429, 503),
         },
         detail: {
           operationId: 'createAlbum',
           summary: 'Add an album to an artist',
-          description: `Adds an album to the discography of the artist in the path. \`year\` is the year of first release, from 1900 to next year; left out (or null) it is unset. Answers with \`Location\`. An artist has at most ${MAX_ALBUMS_PER_ARTIST} albums: one more is 409, whoever asks. An account adds at most ${rate(CATALOGUE_LIMITS.albumsPerAccount, 'albums')} (with all its tokens and keys together): past that, 429 with \`Retry-After\`. The operator's service keys are not counted.`,
+          description: `Adds an album to the discography of the artist in the path. \`year\` is the year of first release, from 1900 to next year; left out (or null) it is unset. Answers with \`Location\`. An artist has at most ${MAX_ALBUMS_PER_ARTIST} albums: one more is 409, whoever asks. An account adds at most ${rate(CATALOGUE_LIMITS.albumsPerAccount, 'albums')} (with all its tokens and keys together): past that, 429 with \`Retry-After\`. The operator's service keys are not counted. Safe to retry with \`Idempotency-Key\`, as adding an artist is.`,
           tags: ['Artists'],
           security: anyCredential,
         },

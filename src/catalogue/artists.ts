@@ -2,6 +2,7 @@ import { Elysia } from 'elysia'
 import type { authGuard } from '../auth/guard.ts'
 import { anyCredential, publicAccess } from '../docs/security.ts'
 import { answerRead, ifMatchTags } from '../http/conditional.ts'
+import type { idempotentCreates } from '../http/idempotency.ts'
 import { recordJson, taggedResponse } from '../http/json.ts'
 import { keptQuery, Paginated, pageOf, paginator } from '../http/pagination.ts'
 import { deprecated } from '../http/problem.ts'
@@ -22,8 +23,12 @@ const readArtist = (request: Request, artist: Artist) => {
   return answerRead(request, etag, () => taggedResponse(recordJson(artist), etag))
 }
 
-/** Artist routes: list, read, create, replace, and the deprecated delete. */
-export const artistRoutes = (catalogue: Catalogue, guard: ReturnType<typeof authGuard>) => {
+/** Artist routes: list, read, create (once per `Idempotency-Key`, with `once`), replace, and the deprecated delete. */
+export const artistRoutes = (
+  catalogue: Catalogue,
+  guard: ReturnType<typeof authGuard>,
+  once: ReturnType<typeof idempotentCreates>,
+) => {
   const paginate = paginator()
   return new Elysia({ name: 'artists', prefix: BASE })
     .use(guard)
@@ -71,24 +76,22 @@ export const artistRoutes = (catalogue: Catalogue, guard: ReturnType<typeof auth
     )
     .post(
       '',
-      async ({ body, set, caller }) => {
-        const artist = await catalogue.createArtist(body, caller)
-        set.status = 201
-        set.headers.location = `${BASE}/${artist.id}`
-        set.headers.etag = artistTag(artist)
-        return artist
-      },
+      ({ body, caller, request }) =>
+        once(request, caller, body, async () => {
+          const artist = await catalogue.createArtist(body, caller)
+          return { location: `${BASE}/${artist.id}`, etag: artistTag(artist), record: artist }
+        }),
       {
         auth: true,
         body: ArtistInput,
         response: {
           201: described(Artist, 'The artist as stored, with the id the server gave it.'),
-          ...problemResponses(400, 401, 413, 415, 429, 503),
+          ...problemResponses(400, 401, 409, 413, 415, 422, 429, 503),
         },
         detail: {
           operationId: 'createArtist',
           summary: 'Add an artist',
-          description: `Adds a legend to the catalogue. The server assigns the id (an \`id\` in the body is ignored) and answers with \`Location\`. Unknown properties are rejected, each named in the problem. An account adds at most ${rate(CATALOGUE_LIMITS.artistsPerAccount, 'artists')} (with all its tokens and keys together): past that, 429 with \`Retry-After\`. The operator's service keys are not counted.`,
+          description: `Adds a legend to the catalogue. The server assigns the id (an \`id\` in the body is ignored) and answers with \`Location\`. Unknown properties are rejected, each named in the problem. An account adds at most ${rate(CATALOGUE_LIMITS.artistsPerAccount, 'artists')} (with all its tokens and keys together): past that, 429 with \`Retry-After\`. The operator's service keys are not counted. Safe to retry with \`Idempotency-Key\`: the same key and body within 24 hours answer the first answer again (marked \`Idempotent-Replayed: true\`) without adding a second artist; the same key with another body is 422, and while the first is still being processed, 409.`,
           tags: ['Artists'],
           security: anyCredential,
         },

@@ -4,6 +4,7 @@ import pkg from '../../package.json' with { type: 'json' }
 import { isPlainHost } from '../http/request-target.ts'
 import { namedSchemas, referToComponents } from './components.ts'
 import { documentConditional } from './conditional.ts'
+import { documentIdempotency } from './idempotency.ts'
 import { introduction, tags } from './introduction.ts'
 import { nameInlineSchemas } from './names.ts'
 import { documentParameter } from './parameters.ts'
@@ -71,6 +72,7 @@ export function buildDocument(routes: () => readonly InternalRoute[]): OpenApiDo
       documentRequestBody(operation)
       documentResponses(operation, method)
       documentConditional(operation)
+      documentIdempotency(operation)
     }
   referToComponents(paths, components.schemas)
   nameInlineSchemas(paths, components.schemas)

@@ -46,6 +46,22 @@ const details: Record<
     detail:
       'Artist 7 changed since you read it: its version is now "q3ZCr0YdUuq1pW4pVfDgxw", not the one in If-Match, and nothing was changed. Read it again (GET /api/v1/artists/7) and send your change with its new ETag.',
   },
+  'idempotency-key-in-use': {
+    detail:
+      'The request first sent with Idempotency-Key "3f1c0e9a-…" is still being processed; nothing was done for this one. Send it again in 1 second to get its answer.',
+  },
+  'idempotency-key-reused': {
+    detail:
+      'Idempotency-Key "3f1c0e9a-…" was used for another request (another method, path or body) in the last 24 hours; nothing was done. Use a new key for a new request.',
+  },
+  'idempotency-keys-exhausted': {
+    detail:
+      'This account keeps 1 MiB of answers to Idempotency-Keys already; nothing was done. Send the request without one, or try a new key in 3600 seconds.',
+  },
+  'idempotency-keys-full': {
+    detail:
+      'The server keeps 64 MiB of answers to Idempotency-Keys already; nothing was done. Send the request without one, or try a new key in 3600 seconds.',
+  },
   'payload-too-large': { detail: 'The request body is larger than 1048576 bytes (1 MiB).' },
   'unsupported-media-type': {
     detail: 'The request body must be JSON sent with Content-Type: application/json, not text/plain.',

@@ -3,7 +3,7 @@ import { SECURITY_HEADERS } from './security-headers.ts'
 import { sizedResponse } from './sized-response.ts'
 
 /** The headers of JSON answers; the Content-Type is spelled as Elysia spells it for the answers it serialises. */
-const JSON_HEADERS = { 'content-type': 'application/json;charset=utf-8', ...SECURITY_HEADERS }
+export const JSON_HEADERS = { 'content-type': 'application/json;charset=utf-8', ...SECURITY_HEADERS }
 
 const serialised = new WeakMap<object, string>()
 

@@ -67,6 +67,12 @@ export const problemTypes = {
     explanation:
       'The request conflicts with what is stored: an email address that is already registered (in any look-alike form: full-width, decomposed or upper-case), or a new personal API key for an account that already holds 100. Log in instead, or revoke a key you no longer use (DELETE /api/v1/user/api-keys/{id}) and try again.',
   },
+  'idempotency-key-in-use': {
+    status: 409,
+    title: 'A request with this Idempotency-Key is still being processed',
+    explanation:
+      'The first request sent with this `Idempotency-Key` (by the same account, to any replica) has not been answered yet. Nothing was done for this one. Wait for the seconds in `Retry-After` and send the very same request again: once the first is answered, you get its answer, marked `Idempotent-Replayed: true`. Should its server have stopped before answering, the key is free again 60 seconds after the first request began.',
+  },
   'precondition-failed': {
     status: 412,
     title: 'The artist changed since it was read',
@@ -79,6 +85,12 @@ export const problemTypes = {
     explanation:
       'Request bodies are limited to 1 MiB, and to 16 KiB on sign-up and login (more than any valid one needs). Send less data in one request.',
   },
+  'idempotency-key-reused': {
+    status: 422,
+    title: 'This Idempotency-Key was used for another request',
+    explanation:
+      'An `Idempotency-Key` names one request: the same method, path and body, by the same account, for 24 hours. This one was sent before with another method, path or body, so it is not a retry of it, and nothing was done. Use a new key (a UUID, for example) for each new request, and the same key only to send that very request again.',
+  },
   'unsupported-media-type': {
     status: 415,
     title: 'The body must be JSON',
@@ -88,6 +100,12 @@ export const problemTypes = {
     status: 429,
     title: 'Too many requests',
     explanation: 'Too many attempts in a short time. Wait for the number of seconds in the `Retry-After` header.',
+  },
+  'idempotency-keys-exhausted': {
+    status: 429,
+    title: 'Too many Idempotency-Keys kept for this account',
+    explanation:
+      'The server keeps the answers to requests sent with an `Idempotency-Key` for 24 hours, at most 1 MiB of them per account (its tokens and keys together; the service keys together). This account holds that much, so a request with a new key is refused and nothing was done; keys already used still get their answers. Send the request without an `Idempotency-Key`, or wait for the seconds in `Retry-After`, when the oldest kept answer expires.',
   },
   'namespace-limit': {
     status: 429,
@@ -106,6 +124,12 @@ export const problemTypes = {
     title: 'A fault armed by a test',
     explanation:
       'The server runs with --fixtures, and a test armed a fault on this request with POST /__admin/faults: the server answered with the status the test chose, before the request reached the API, so nothing was read or changed. GET /__admin/faults lists the faults of the namespace and how often each fired; DELETE /__admin/faults removes them.',
+  },
+  'idempotency-keys-full': {
+    status: 503,
+    title: 'The server keeps as many Idempotency-Keys as it can',
+    explanation:
+      'The server keeps the answers to requests sent with an `Idempotency-Key` for 24 hours, at most 64 MiB of them in all, and holds that much now. A request with a new key is refused rather than any kept answer forgotten (a retry must never be made twice), and nothing was done; keys already used still get their answers. Send the request without an `Idempotency-Key`, or wait for the seconds in `Retry-After`.',
   },
   'internal-error': {
     status: 500,
