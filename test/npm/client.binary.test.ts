@@ -76,6 +76,17 @@ describe('createClient', () => {
     expect((await api.albums.list(moris.id)).data).toEqual([album])
   })
 
+  test('a create sent twice with one idempotencyKey is made once; another body with it is a 422 problem', async () => {
+    const key = crypto.randomUUID()
+    const first = await api.artists.create({ name: 'Pappo' }, { idempotencyKey: key })
+    expect(await api.artists.create({ name: 'Pappo' }, { idempotencyKey: key })).toEqual(first)
+    expect((await problemOf(api.artists.create({ name: 'Riff' }, { idempotencyKey: key })))?.status).toBe(422)
+    const albumKey = { idempotencyKey: crypto.randomUUID() }
+    const album = await api.albums.create(first.id, { name: 'Pappo’s Blues' }, albumKey)
+    expect(await api.albums.create(first.id, { name: 'Pappo’s Blues' }, albumKey)).toEqual(album)
+    expect((await api.albums.list(first.id)).meta.total).toBe(1)
+  })
+
   test('accounts: sign up, log in, who am I, personal keys, log out', async () => {
     const user = await api.user.signup({ name: 'Carlos', email: 'carlos@rock-legends.com', password: 'i-love-rock' })
     const session = await api.user.login({ email: user.email, password: 'i-love-rock' })

@@ -40,6 +40,7 @@ const PAGE_ERRORS: Record<string, string[]> = {
   'README.md': ['POST /api/v1/artists 401'],
   'docs/api.md': [
     'DELETE /api/v1/artists/33 400',
+    'POST /api/v1/artists/33/albums 422',
     'PUT /api/v1/artists/33 412',
     'POST /api/v1/artists 401',
     'GET /api/v1/user/me 401',

@@ -27,8 +27,8 @@ export function createClient(url, options = {}) {
     if (options.apiKey) return { 'x-api-key': options.apiKey }
     return {}
   }
-  const call = async (method, path, body) => {
-    const headers = { accept: 'application/json', ...credentials(), ...options.headers }
+  const call = async (method, path, body, more) => {
+    const headers = { accept: 'application/json', ...credentials(), ...options.headers, ...more }
     if (body !== undefined) headers['content-type'] = 'application/json'
     const response = await doFetch(`${base}${path}`, {
       method,
@@ -48,6 +48,9 @@ export function createClient(url, options = {}) {
     return text === '' ? undefined : JSON.parse(text)
   }
   const id = (value) => encodeURIComponent(String(value))
+  // A create sent again with the same key is answered once: the server replays the first answer (Idempotency-Key).
+  const keyed = (createOptions) =>
+    createOptions?.idempotencyKey === undefined ? undefined : { 'idempotency-key': createOptions.idempotencyKey }
   return {
     url: base,
     with: (credentialOptions) =>
@@ -56,14 +59,15 @@ export function createClient(url, options = {}) {
     artists: {
       list: (params) => call('GET', `/api/v1/artists${query(params)}`),
       get: (artistId) => call('GET', `/api/v1/artists/${id(artistId)}`),
-      create: (artist) => call('POST', '/api/v1/artists', artist),
+      create: (artist, createOptions) => call('POST', '/api/v1/artists', artist, keyed(createOptions)),
       update: (artistId, artist) => call('PUT', `/api/v1/artists/${id(artistId)}`, artist),
       delete: (artistId) => call('DELETE', `/api/v1/artists/${id(artistId)}`),
     },
     albums: {
       list: (artistId, params) => call('GET', `/api/v1/artists/${id(artistId)}/albums${query(params)}`),
       get: (artistId, albumId) => call('GET', `/api/v1/artists/${id(artistId)}/albums/${id(albumId)}`),
-      create: (artistId, album) => call('POST', `/api/v1/artists/${id(artistId)}/albums`, album),
+      create: (artistId, album, createOptions) =>
+        call('POST', `/api/v1/artists/${id(artistId)}/albums`, album, keyed(createOptions)),
     },
     user: {
       signup: (user) => call('POST', '/api/v1/user/signup', user),

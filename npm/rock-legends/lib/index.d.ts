@@ -404,6 +404,16 @@ export interface ClientOptions {
   fetch?: FetchLike
 }
 
+/**
+ * Options of a create. `idempotencyKey` makes it safe to send again: the same key (a new UUID per create, e.g.
+ * `crypto.randomUUID()`) with the same body, within 24 hours, gets the first answer again instead of a second record;
+ * with another body it rejects with a 422 {@link ProblemError}, and while the first is still running with a 409 (try
+ * again after its `Retry-After`).
+ */
+export interface CreateOptions {
+  idempotencyKey?: string
+}
+
 /** The client of a Rock Legends server: one method per operation of its `/openapi.json`. */
 export interface Client {
   /** The server's base URL. */
@@ -417,8 +427,8 @@ export interface Client {
     list(query?: ListQuery): Promise<Page<Artist>>
     /** `GET /api/v1/artists/{artistId}`. */
     get(artistId: number): Promise<Artist>
-    /** `POST /api/v1/artists`: the created artist, with its id. */
-    create(artist: ArtistInput): Promise<Artist>
+    /** `POST /api/v1/artists`: the created artist, with its id; once per `options.idempotencyKey`. */
+    create(artist: ArtistInput, options?: CreateOptions): Promise<Artist>
     /** `PUT /api/v1/artists/{artistId}`: replaces the whole artist. */
     update(artistId: number, artist: ArtistInput): Promise<Artist>
     /** `DELETE /api/v1/artists/{artistId}`: deprecated; always rejects (400 with valid credentials), deletes nothing. */
@@ -429,8 +439,8 @@ export interface Client {
     list(artistId: number, query?: ListQuery): Promise<Page<Album>>
     /** `GET /api/v1/artists/{artistId}/albums/{albumId}`. */
     get(artistId: number, albumId: number): Promise<Album>
-    /** `POST /api/v1/artists/{artistId}/albums`. */
-    create(artistId: number, album: AlbumInput): Promise<Album>
+    /** `POST /api/v1/artists/{artistId}/albums`; once per `options.idempotencyKey`. */
+    create(artistId: number, album: AlbumInput, options?: CreateOptions): Promise<Album>
   }
   user: {
     /** `POST /api/v1/user/signup` (password 8–1,024 characters). */
