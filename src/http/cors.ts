@@ -4,11 +4,14 @@ import { SECURITY_HEADERS } from './security-headers.ts'
 
 // Every request header the server reads that a page may set: Last-Event-ID is what an EventSource sends when it
 // reconnects to the event stream; X-Request-Id a client's own id for its request; Rock-Legends-Namespace the
-// namespace of a test with --fixtures, whose app usually runs on an origin of its own.
+// namespace of a test with --fixtures, whose app usually runs on an origin of its own; Idempotency-Key makes a create
+// safe to retry.
 const ALLOWED_HEADERS =
-  'Authorization, Content-Type, X-API-Key, If-Match, If-None-Match, Last-Event-ID, X-Request-Id, Rock-Legends-Namespace'
-// Every response header a page may want to read; X-Request-Id to quote a failed request's id.
-const EXPOSED_HEADERS = 'Location, WWW-Authenticate, Retry-After, Deprecation, Allow, ETag, X-Request-Id'
+  'Authorization, Content-Type, X-API-Key, If-Match, If-None-Match, Last-Event-ID, X-Request-Id, Rock-Legends-Namespace, Idempotency-Key'
+// Every response header a page may want to read; X-Request-Id to quote a failed request's id; Idempotent-Replayed to
+// tell a create's answer sent again.
+const EXPOSED_HEADERS =
+  'Location, WWW-Authenticate, Retry-After, Deprecation, Allow, ETag, X-Request-Id, Idempotent-Replayed'
 
 /**
  * CORS for the origins given to `--cors` (`*` allows any). With no origins the plugin adds nothing at all, so a

@@ -45,7 +45,10 @@ describe('CORS', () => {
       expect(allowed).toContain(name)
     expect(allowed).toContain('X-Request-Id')
     expect(allowed).toContain('Rock-Legends-Namespace')
-    expect(response.headers.get('access-control-expose-headers')?.split(', ')).toContain('X-Request-Id')
+    expect(allowed).toContain('Idempotency-Key')
+    const exposed = response.headers.get('access-control-expose-headers')?.split(', ')
+    expect(exposed).toContain('X-Request-Id')
+    expect(exposed).toContain('Idempotent-Replayed')
   })
 
   test('a preflight, answered before routing, carries its request id like every answer; it gets no access line', async () => {
