@@ -118,5 +118,8 @@ function readOnce(file: string): DataFileRead {
     for (const { where, what } of storeProblems(document))
       problems.push({ where: `${file} with ${journalPath} replayed: ${where}`, what })
   }
+  // The answers kept for idempotency keys are the running server's, never the records': a backup, a copy or a
+  // restore's copy aside leaves them out, as `snapshot()` does.
+  delete document.idempotency
   return { document: upgradeDocument(document), problems, notes, exists: true }
 }

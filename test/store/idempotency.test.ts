@@ -7,6 +7,7 @@ import { afterEach, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { readDataFile } from '../../src/ops/read-data-file.ts'
 import { openMemoryStore } from '../../src/store/document/memory.ts'
 import { entryBytes, type IdempotencyLimits, type KeyedRequest } from '../../src/store/idempotency.ts'
 import { openJsonFileStore } from '../../src/store/json-file/json-file.ts'
@@ -153,6 +154,8 @@ describe('idempotency keys in the document store', () => {
       store = await openJsonFileStore(path)
       expect((await store.idempotency.claim(request('kept'), now + 2, LIMITS)).kind).toBe('replay')
       expect(await store.snapshot()).not.toHaveProperty('idempotency')
+      // Nor does what the operator's commands read of the file (backup, copy, verify).
+      expect(readDataFile(path).document).not.toHaveProperty('idempotency')
       // A restore replaces the catalogue the answers spoke of: they go with it.
       await store.restore(await store.snapshot())
       expect((await store.idempotency.claim(request('kept'), now + 3, LIMITS)).kind).toBe('claimed')
