@@ -8,7 +8,7 @@ import { albumRoutes } from './catalogue/albums.ts'
 import { artistRoutes } from './catalogue/artists.ts'
 import { Catalogue, type CatalogueLimits } from './catalogue/service.ts'
 import { coverRoutes } from './covers/routes.ts'
-import { docsRoutes } from './docs/openapi.ts'
+import { apiDocumentation } from './docs/openapi.ts'
 import { eventRoutes } from './events/routes.ts'
 import { EVENT_STREAM_LIMITS, type EventStreamLimits } from './events/streams.ts'
 import type { FixtureFront } from './fixtures/front.ts'
@@ -122,6 +122,7 @@ export function createApp({
   // what follows `/api/` when the app answers through `handle` (--fixtures, a takeover).
   const app = new Elysia({ normalize: false, handler: { standardHostname: false } })
   const allowed = allowedMethods(() => app.routes)
+  const documentation = apiDocumentation(clients, trustProxy.length > 0)
   const http = metrics?.http
   const log = requestLog(
     accessLog,
@@ -137,8 +138,10 @@ export function createApp({
   // By default nothing runs before routing (an `onRequest` hook would cost every request more than the rest of a
   // read): what every answer needs runs in each route's first step (its parse step for a write, else its transform)
   // and in `mapResponse`; answers made outside any route come from the error handler. Only the flags that must act
-  // before routing (--cors, --delay, --read-only) add such a hook, and only when given.
-  return (
+  // before routing (--cors, --delay, --read-only) add such a hook, and only when given. `/openapi.json` describes the
+  // routes as declared here, once all are: the framework writes into their schemas as it compiles each on its first
+  // request (src/docs/declared.ts).
+  return documentation.declared(
     app
       // Every error becomes a problem, with its request id and access line like any other answer.
       .onError(
@@ -153,7 +156,7 @@ export function createApp({
       .use(cors(corsOrigins, log.requestId))
       .use(delay(delayMs))
       .use(readOnly(refuseWrites))
-      .use(docsRoutes(() => app.routes, clients))
+      .use(documentation.routes)
       // `/livez` (the process), `/readyz` and `/healthz` (the store answers too).
       .use(healthRoutes(store))
       // The pages (`/`, `/artists/:artistId`, `/login`, `/signup`, their assets), `/problems/:kind` and the favicon.
@@ -168,7 +171,7 @@ export function createApp({
       // The operator's accounts (`rock-legends users` while this server owns the data file): service keys only.
       .use(operatorAccountRoutes(new OperatorAccounts(store, now, passwords), guard))
       // A backup of the running store, streamed (`rock-legends backup` while this server owns the data file).
-      .use(backupRoutes(store, storeKind, guard))
+      .use(backupRoutes(store, storeKind, guard)),
   )
 }
 
