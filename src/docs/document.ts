@@ -45,14 +45,36 @@ function generatorView(routes: readonly DeclaredRoute[], schemas: Record<string,
   } as unknown as AnyElysia
 }
 
-/** `value` without the `error` keywords of its schemas: wording for our validation messages, not for clients. */
-function withoutErrorWording(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(withoutErrorWording)
+/** Whether a value is of a JSON Schema `type`. */
+const OF_TYPE: Record<string, (value: unknown) => boolean> = {
+  string: (value) => typeof value === 'string',
+  number: (value) => typeof value === 'number',
+  integer: (value) => Number.isInteger(value),
+  boolean: (value) => typeof value === 'boolean',
+  null: (value) => value === null,
+  array: Array.isArray,
+  object: (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
+}
+
+/**
+ * Whether `key` of `schema` is a keyword that is not for clients: `error`, the wording of our validation messages;
+ * a `default` its own `type` refuses, which Elysia's `t.Integer` puts in the string form it also accepts (`"500"`
+ * for 500) and which a client would take as a value to send (validators and linters refuse it).
+ */
+function internalKeyword(schema: object, key: string, nested: unknown): boolean {
+  if (key === 'error') return typeof nested === 'string'
+  if (key !== 'default' || !('type' in schema) || typeof schema.type !== 'string') return false
+  return OF_TYPE[schema.type]?.(nested) === false
+}
+
+/** `value` without the keywords of its schemas that are for the server alone (`internalKeyword`). */
+function forClients(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(forClients)
   if (typeof value !== 'object' || value === null) return value
   return Object.fromEntries(
     Object.entries(value)
-      .filter(([key, nested]) => !(key === 'error' && typeof nested === 'string'))
-      .map(([key, nested]) => [key, withoutErrorWording(nested)]),
+      .filter(([key, nested]) => !internalKeyword(value, key, nested))
+      .map(([key, nested]) => [key, forClients(nested)]),
   )
 }
 
@@ -65,7 +87,7 @@ function withoutErrorWording(value: unknown): unknown {
 export function buildDocument(routes: readonly DeclaredRoute[], schemas: Record<string, unknown>): OpenApiDocument {
   const generated = toOpenAPISchema(generatorView(routes, schemas), undefined, undefined, undefined, OPENAPI_VERSION)
   // A plain JSON copy of what the generator wrote: TypeBox's symbols gone, nothing shared with what it read.
-  const { paths, components } = withoutErrorWording(JSON.parse(JSON.stringify(generated))) as {
+  const { paths, components } = forClients(JSON.parse(JSON.stringify(generated))) as {
     paths: Paths
     components: { schemas: Record<string, Schema> }
   }
