@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia'
 import type { authGuard } from '../auth/guard.ts'
 import { anyCredential, publicAccess } from '../docs/security.ts'
-import { answerRead } from '../http/conditional.ts'
+import { answerRead, preconditionOf } from '../http/conditional.ts'
 import type { idempotentCreates } from '../http/idempotency.ts'
 import { recordJson, taggedResponse } from '../http/json.ts'
 import { keptQuery, Paginated, pageOf, paginator } from '../http/pagination.ts'
@@ -43,7 +43,7 @@ export const albumRoutes = (
         query: AlbumListQuery,
         response: {
           200: described(Paginated(Album), "One page of the artist's albums, in id order; empty if there are none."),
-          ...problemResponses(400, 404, 503),
+          ...problemResponses(400, 404, 412, 503),
         },
         detail: {
           operationId: 'getAllAlbums',
@@ -63,7 +63,7 @@ export const albumRoutes = (
           .then<Response>((album) => readAlbum(request, album)),
       {
         params: AlbumIdParams,
-        response: { 200: described(Album, 'The album.'), ...problemResponses(400, 404, 503) },
+        response: { 200: described(Album, 'The album.'), ...problemResponses(400, 404, 412, 503) },
         detail: {
           operationId: 'getAlbum',
           summary: 'Get one album',
@@ -79,7 +79,7 @@ export const albumRoutes = (
       ({ params, body, caller, request }) =>
         once(request, caller, body, async () => {
           const artistId = Number(params.artistId)
-          const album = await catalogue.createAlbum(artistId, body, caller)
+          const album = await catalogue.createAlbum(artistId, body, caller, preconditionOf(request))
           return { location: `${albumsOf(artistId)}/${album.id}`, etag: albumTag(album), record: album }
         }),
       {
@@ -88,12 +88,12 @@ export const albumRoutes = (
         body: AlbumInput(latestYear),
         response: {
           201: described(Album, 'The album as stored, with the id the server gave it.'),
-          ...problemResponses(400, 401, 404, 409, 413, 415, 422, 429, 503),
+          ...problemResponses(400, 401, 404, 409, 412, 413, 415, 422, 429, 503),
         },
         detail: {
           operationId: 'createAlbum',
           summary: 'Add an album to an artist',
-          description: `Adds an album to the discography of the artist in the path. \`year\` is the year of first release, from 1900 to next year; left out (or null) it is unset. Answers with \`Location\`. An artist has at most ${MAX_ALBUMS_PER_ARTIST} albums: one more is 409, whoever asks. An account adds at most ${rate(CATALOGUE_LIMITS.albumsPerAccount, 'albums')} (with all its tokens and keys together): past that, 429 with \`Retry-After\`. The operator's service keys are not counted. Safe to retry with \`Idempotency-Key\`, as adding an artist is.`,
+          description: `Adds an album to the discography of the artist in the path. \`year\` is the year of first release, from 1900 to next year; left out (or null) it is unset. Answers with \`Location\`. An artist has at most ${MAX_ALBUMS_PER_ARTIST} albums: one more is 409, whoever asks. An account adds at most ${rate(CATALOGUE_LIMITS.albumsPerAccount, 'albums')} (with all its tokens and keys together): past that, 429 with \`Retry-After\`. The operator's service keys are not counted. \`If-Match\` and \`If-None-Match\` are checked against the artist's \`ETag\` (the album list is part of the artist), in the same step as the insert: send the tag of the artist as you read it to add the album only while the artist is unchanged; otherwise 412 with the artist's current \`ETag\`, and nothing is added. Safe to retry with \`Idempotency-Key\`, as adding an artist is.`,
           tags: ['Artists'],
           security: anyCredential,
         },

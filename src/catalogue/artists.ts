@@ -1,11 +1,11 @@
 import { Elysia } from 'elysia'
 import type { authGuard } from '../auth/guard.ts'
 import { anyCredential, publicAccess } from '../docs/security.ts'
-import { answerRead, ifMatchTags } from '../http/conditional.ts'
+import { answerRead, noneMatchHits, preconditionOf } from '../http/conditional.ts'
 import type { idempotentCreates } from '../http/idempotency.ts'
 import { recordJson, taggedResponse } from '../http/json.ts'
 import { keptQuery, Paginated, pageOf, paginator } from '../http/pagination.ts'
-import { deprecated } from '../http/problem.ts'
+import { deprecated, Problem } from '../http/problem.ts'
 import { described, problemResponses } from '../http/responses.ts'
 import { Artist, ArtistInput } from '../model/artist.ts'
 import { artistTag } from '../store/entity-tag.ts'
@@ -30,6 +30,26 @@ export const artistRoutes = (
   once: ReturnType<typeof idempotentCreates>,
 ) => {
   const paginate = paginator()
+
+  /**
+   * The conditions of a create, on its target: the artist collection, whose representation is its first page
+   * (`GET /api/v1/artists`) and whose only validator is that page's weak tag. So `If-Match` holds only as `*` (the
+   * strong comparison never matches a weak tag), `If-None-Match: *` never holds (the collection exists), and tags in
+   * `If-None-Match` are compared with the page's, read when the request has a condition (few do). Throws the 412.
+   */
+  const collectionCondition = async (request: Request) => {
+    const first = { limit: 10, offset: 0 }
+    const etag = paginate(BASE, first, await catalogue.listArtists(first)).headers.get('etag') as string
+    const ifMatch = request.headers.get('if-match')
+    const ifNoneMatch = request.headers.get('if-none-match')
+    if ((ifMatch === null || ifMatch.trim() === '*') && !noneMatchHits(ifNoneMatch, etag)) return
+    throw new Problem(
+      'precondition-failed',
+      `The artist collection's version is now ${etag}, a weak tag: If-Match holds here only as *, and If-None-Match must name none of its versions (* names any). Nothing was created.`,
+      {},
+      { etag },
+    )
+  }
   return new Elysia({ name: 'artists', prefix: BASE })
     .use(guard)
     .get(
@@ -45,7 +65,7 @@ export const artistRoutes = (
             Paginated(Artist),
             'One page of artists (those matching `q`, in `sort` order), with a link to the next page.',
           ),
-          ...problemResponses(400, 503),
+          ...problemResponses(400, 412, 503),
         },
         detail: {
           operationId: 'getAllArtists',
@@ -63,7 +83,7 @@ export const artistRoutes = (
         catalogue.getArtist(Number(params.artistId)).then<Response>((artist) => readArtist(request, artist)),
       {
         params: ArtistIdParams,
-        response: { 200: described(Artist, 'The artist.'), ...problemResponses(400, 404, 503) },
+        response: { 200: described(Artist, 'The artist.'), ...problemResponses(400, 404, 412, 503) },
         detail: {
           operationId: 'getArtist',
           summary: 'Get one artist',
@@ -78,6 +98,7 @@ export const artistRoutes = (
       '',
       ({ body, caller, request }) =>
         once(request, caller, body, async () => {
+          if (preconditionOf(request)) await collectionCondition(request)
           const artist = await catalogue.createArtist(body, caller)
           return { location: `${BASE}/${artist.id}`, etag: artistTag(artist), record: artist }
         }),
@@ -86,7 +107,7 @@ export const artistRoutes = (
         body: ArtistInput,
         response: {
           201: described(Artist, 'The artist as stored, with the id the server gave it.'),
-          ...problemResponses(400, 401, 409, 413, 415, 422, 429, 503),
+          ...problemResponses(400, 401, 409, 412, 413, 415, 422, 429, 503),
         },
         detail: {
           operationId: 'createArtist',
@@ -100,8 +121,7 @@ export const artistRoutes = (
     .put(
       '/:artistId',
       async ({ params, body, request, set }) => {
-        const ifMatch = ifMatchTags(request.headers.get('if-match'))
-        const artist = await catalogue.replaceArtist(Number(params.artistId), body, ifMatch)
+        const artist = await catalogue.replaceArtist(Number(params.artistId), body, preconditionOf(request))
         set.headers.etag = artistTag(artist)
         return artist
       },

@@ -11,7 +11,7 @@ import {
   TooManyAttemptsError,
 } from '../model/errors.ts'
 import type { AlbumSort, ArtistSort, ListQuery } from '../model/search.ts'
-import { artistTag, StaleVersionError } from '../store/entity-tag.ts'
+import { holds, type Precondition, recordTag, StaleVersionError } from '../store/entity-tag.ts'
 import { AlbumLimitError, type Limiter, type Page, type RateLimit, type Slice, type Store } from '../store/store.ts'
 import { withCommas } from '../text/numbers.ts'
 
@@ -105,17 +105,17 @@ export class Catalogue {
 
   /**
    * Replaces every field of artist `id`: fields left out become unset. An `id` in the body must be absent or equal
-   * to `id`. No upsert: an unknown artist is not found. With `ifMatch` (the entity tags of `If-Match`), only while
-   * the artist is still one of those versions: otherwise {@link ChangedSinceReadError}, and nothing changes.
+   * to `id`. No upsert: an unknown artist is not found. With `condition` (`If-Match`, `If-None-Match`), only while it
+   * holds for the artist as stored: otherwise {@link ChangedSinceReadError}, and nothing changes.
    */
-  async replaceArtist(id: number, input: ArtistInput, ifMatch?: readonly string[]): Promise<Artist> {
+  async replaceArtist(id: number, input: ArtistInput, condition?: Precondition): Promise<Artist> {
     if (input.id !== undefined && input.id !== null && input.id !== id)
       throw new InvalidFieldError('/id', `must be absent or equal to the artist id in the path (${id})`)
     let artist: Artist | undefined
     try {
-      artist = await this.store.artists.replace({ id, ...artistFields(input) }, ifMatch)
+      artist = await this.store.artists.replace({ id, ...artistFields(input) }, condition)
     } catch (error) {
-      if (error instanceof StaleVersionError) throw changedSinceRead(error.current)
+      if (error instanceof StaleVersionError) throw conditionFailed(error.current, condition)
       throw error
     }
     if (!artist) throw unknownArtist(id)
@@ -151,28 +151,40 @@ export class Catalogue {
 
   /**
    * Adds an album to artist `artistId` for `caller`. Refused with {@link ConflictError} when the artist already has
-   * the most albums an artist may have (whoever asks), and with {@link TooManyAttemptsError} past a user's rate.
+   * the most albums an artist may have (whoever asks), and with {@link TooManyAttemptsError} past a user's rate. With
+   * `condition`, only while it holds for the artist as stored (the album list is part of it): otherwise
+   * {@link ChangedSinceReadError}.
    */
-  createAlbum(artistId: number, input: AlbumInput, caller: Caller): Promise<Album> {
+  createAlbum(artistId: number, input: AlbumInput, caller: Caller, condition?: Precondition): Promise<Album> {
     return withinQuota(this.albumQuota, caller, async () => {
       try {
-        const album = await this.store.albums.insert({ artistId, ...albumFields(input) })
+        const album = await this.store.albums.insert({ artistId, ...albumFields(input) }, condition)
         if (!album) throw unknownArtist(artistId)
         return album
       } catch (error) {
         if (error instanceof AlbumLimitError) throw tooManyAlbums(artistId, error.max)
+        if (error instanceof StaleVersionError) throw conditionFailed(error.current, condition)
         throw error
       }
     })
   }
 }
 
-const changedSinceRead = (current: Artist) => {
-  const tag = artistTag(current)
-  return new ChangedSinceReadError(
-    `${which('Artist', current.id)} changed since you read it: its version is now ${tag}, not one in If-Match, and nothing was changed. Read it again (GET /api/v1/artists/${current.id}) and send your change with its new ETag.`,
-    tag,
-  )
+/** Where `record` is read. */
+const pathOf = (record: Artist | Album) =>
+  'artistId' in record ? `/api/v1/artists/${record.artistId}/albums/${record.id}` : `/api/v1/artists/${record.id}`
+
+/**
+ * The refusal of a write whose `condition` does not hold for `current` (the record as stored now): which header
+ * failed, and the current tag, which the problem's `ETag` carries too.
+ */
+function conditionFailed(current: Artist | Album, condition: Precondition | undefined): ChangedSinceReadError {
+  const tag = recordTag(current)
+  const what = which('artistId' in current ? 'Album' : 'Artist', current.id)
+  const detail = !holds({ ifMatch: condition?.ifMatch }, tag)
+    ? `${what} changed since you read it: its version is now ${tag}, not one in If-Match, and nothing was changed. Read it again (GET ${pathOf(current)}) and send your change with its new ETag.`
+    : `${what} exists, and its version ${tag} is one If-None-Match excludes (\`*\` excludes any): nothing was changed.`
+  return new ChangedSinceReadError(detail, tag)
 }
 
 const tooManyAlbums = (artistId: number, max: number) =>

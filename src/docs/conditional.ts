@@ -3,18 +3,18 @@ import type { Header, Operation, Parameter } from './shapes.ts'
 
 /**
  * What each operation does with entity tags (src/http/conditional.ts): a read answers a strong (one record) or weak
- * (a list page) `ETag` and honours `If-None-Match`; a write answers the `ETag` of what it stored, and `updateArtist`
- * honours `If-Match`. The routes do not say it in their schemas (a 304 carries no body to validate), so the document
+ * (a list page) `ETag` and honours `If-None-Match` (304) and `If-Match` (412); a write answers the `ETag` of what it
+ * stored and honours both (412). The routes do not say it in their schemas (a 304 carries no body to validate), so the document
  * says it here; every answer the tests see is checked against it (test/support/openapi.ts), so it cannot drift.
  */
-const CONDITIONAL: Record<string, { read?: 'strong' | 'weak'; write?: number; ifMatch?: true }> = {
+const CONDITIONAL: Record<string, { read?: 'strong' | 'weak'; write?: number; target?: string }> = {
   getArtist: { read: 'strong' },
   getAlbum: { read: 'strong' },
   getAllArtists: { read: 'weak' },
   getAllAlbums: { read: 'weak' },
-  createArtist: { write: 201 },
-  createAlbum: { write: 201 },
-  updateArtist: { write: 200, ifMatch: true },
+  createArtist: { write: 201, target: 'the artist collection (the weak tag of its first page)' },
+  createAlbum: { write: 201, target: 'the artist' },
+  updateArtist: { write: 200 },
 }
 
 const TAG_EXAMPLE = '"q3ZCr0YdUuq1pW4pVfDgxw"'
@@ -56,11 +56,21 @@ const ifNoneMatch = requestHeader(
   TAG_EXAMPLE,
 )
 
-const ifMatch = requestHeader(
-  'If-Match',
-  'The `ETag` of the artist as you read it (or several, comma-separated): it is replaced only while it is still that version, otherwise 412 and nothing changes. Compared strongly (a weak tag never matches); `*` matches any artist. Left out, the replacement happens whatever changed meanwhile.',
-  TAG_EXAMPLE,
-)
+const ifMatch = (what: string) =>
+  requestHeader(
+    'If-Match',
+    `The \`ETag\` of ${what} as you read it (or several, comma-separated): the request is served only while it is still that version, otherwise 412 (with the current \`ETag\`) and nothing changes. Compared strongly (a weak tag never matches); \`*\` matches any current version. Left out, the request is served whatever changed meanwhile.`,
+    // An example a documentation UI may fill in and send as it is: \`*\` holds for anything that exists.
+    '*',
+  )
+
+const ifNoneMatchOnWrite = (what: string) =>
+  requestHeader(
+    'If-None-Match',
+    `Tags of ${what} (or \`*\`) that must not be current: when one is (\`*\`: when it exists at all), 412 with the current \`ETag\` and nothing changes. Compared weakly.`,
+    // Sent as it is by a documentation UI, a tag nothing has holds.
+    TAG_EXAMPLE,
+  )
 
 /** Adds the entity tags, `If-None-Match` and 304, and `If-Match` to the operations that have them (see `CONDITIONAL`). */
 export function documentConditional(operation: Operation): void {
@@ -84,7 +94,12 @@ export function documentConditional(operation: Operation): void {
     const written = responses[conditional.write]
     if (written) written.headers = { ...written.headers, ETag: strongTag(`the ${whatOf(operation)} as stored now`) }
   }
-  if (conditional.ifMatch) operation.parameters = [...(operation.parameters ?? []), ifMatch]
+  const what = conditional.target ?? `the ${whatOf(operation)}`
+  operation.parameters = [
+    ...(operation.parameters ?? []),
+    ifMatch(what),
+    ...(conditional.write ? [ifNoneMatchOnWrite(what)] : []),
+  ]
 }
 
 /** What an operation's answer is, for the tags' descriptions. */

@@ -1,9 +1,11 @@
 /**
- * Conditional requests (RFC 9110, section 13): reads answer an `ETag` and honour `If-None-Match` with 304; the
- * replacement of an artist honours `If-Match` (its check is the store's, in the same step as the write). Tags of
+ * Conditional requests (RFC 9110, section 13): reads answer an `ETag`, honour `If-Match` (412) and `If-None-Match`
+ * (304); writes pass both to the store as a {@link Precondition}, checked in the same step as the write (412). Tags of
  * records come from the store (src/store/entity-tag.ts); a list page's is a weak tag of its bytes, made here once
  * per encoded page (src/http/pagination.ts).
  */
+import type { Precondition } from '../store/entity-tag.ts'
+import { Problem } from './problem.ts'
 import { SECURITY_HEADERS } from './security-headers.ts'
 
 /**
@@ -45,16 +47,25 @@ export function noneMatchHits(ifNoneMatch: string | null, etag: string): boolean
 }
 
 /**
- * The strong tags an `If-Match` value names, for the store to compare with the record's current tag (the strong
- * comparison, RFC 9110 13.1.1: a weak tag never matches); `undefined` when there is no condition to check: no header,
- * or `*`, which any existing artist matches (an unknown one is 404 before any condition, as 13.2.2 orders). A value
- * whose tags are all weak or malformed names none: it is never met.
+ * The condition of a request's `If-Match` and `If-None-Match` (RFC 9110, 13.1.1 and 13.1.2), for a write to check in
+ * its store step; `undefined` when it has neither. `If-Match` keeps its strong tags only (the strong comparison: a weak
+ * tag never matches, so a value whose tags are all weak or malformed is never met); `If-None-Match` keeps every tag
+ * without its `W/` (the weak comparison).
  */
-export function ifMatchTags(ifMatch: string | null): readonly string[] | undefined {
-  if (ifMatch === null) return undefined
-  const tags = parseTags(ifMatch)
-  if (tags === '*') return undefined
-  return tags.filter(({ weak }) => !weak).map(({ tag }) => tag)
+export function preconditionOf(request: Request): Precondition | undefined {
+  const ifMatch = request.headers.get('if-match')
+  const ifNoneMatch = request.headers.get('if-none-match')
+  if (ifMatch === null && ifNoneMatch === null) return undefined
+  const condition: { ifMatch?: '*' | string[]; ifNoneMatch?: '*' | string[] } = {}
+  if (ifMatch !== null) {
+    const tags = parseTags(ifMatch)
+    condition.ifMatch = tags === '*' ? '*' : tags.filter(({ weak }) => !weak).map(({ tag }) => tag)
+  }
+  if (ifNoneMatch !== null) {
+    const tags = parseTags(ifNoneMatch)
+    condition.ifNoneMatch = tags === '*' ? '*' : tags.map(({ tag }) => tag)
+  }
+  return condition
 }
 
 /** 304 Not Modified for a read whose current tag is `etag`: no body, and the headers its 200 would have had. */
@@ -62,13 +73,33 @@ export const notModified = (etag: string) =>
   new Response(null, { status: 304, headers: { etag, 'cache-control': CACHE_CONTROL, ...SECURITY_HEADERS } })
 
 /**
- * The answer to a read: `ok` (a 200 carrying `etag`) unless the request's `If-None-Match` names that tag, then 304.
+ * Whether an `If-Match` value (null when absent) holds for a representation whose tag is `etag`, by the strong
+ * comparison: `*` holds for any, a weak tag (a list page's) is never matched by a tag.
+ */
+function matchHolds(ifMatch: string | null, etag: string): boolean {
+  if (ifMatch === null) return true
+  const tags = parseTags(ifMatch)
+  if (tags === '*') return true
+  return !etag.startsWith('W/') && tags.some(({ weak, tag }) => !weak && tag === etag)
+}
+
+/**
+ * The answer to a read, in the order RFC 9110 evaluates preconditions (13.2.2): 412 problem with the current `ETag`
+ * when `If-Match` does not hold; 304 when `If-None-Match` names the current tag `etag`; else `ok` (a 200 carrying
+ * `etag`). Only called once the resource is found: an unknown one is 404 whatever the conditions (13.2.1).
  *
  * @example
  * const etag = artistTag(artist)
  * return answerRead(request, etag, () => taggedResponse(recordJson(artist), etag))
  */
 export function answerRead(request: Request, etag: string, ok: () => Response): Response {
+  if (!matchHolds(request.headers.get('if-match'), etag))
+    throw new Problem(
+      'precondition-failed',
+      `If-Match names no current version of this resource: its version is now ${etag}${etag.startsWith('W/') ? ', a weak tag, which If-Match never matches' : ''}. Read it without If-Match to get it.`,
+      {},
+      { etag },
+    )
   return noneMatchHits(request.headers.get('if-none-match'), etag) ? notModified(etag) : ok()
 }
 

@@ -75,9 +75,9 @@ export const problemTypes = {
   },
   'precondition-failed': {
     status: 412,
-    title: 'The artist changed since it was read',
+    title: 'A condition of the request does not hold',
     explanation:
-      'The write named, in `If-Match`, the version (`ETag`) of the artist it was based on, and the artist has changed since: someone else saved it in between. Nothing was changed. The `ETag` header carries the current version: read the artist again (GET it), decide what it should hold, and send the write again with the new tag in `If-Match`. Leave `If-Match` out to replace it whatever it holds.',
+      'The request carried a condition (`If-Match` or `If-None-Match`, RFC 9110) that the resource as stored now does not meet. Most often a write named, in `If-Match`, the version (`ETag`) of the artist or album it was based on, and it has changed since: someone else saved it in between. Nothing was changed. The `ETag` header carries the current version: read the resource again (GET it), decide what it should hold, and send the request again with the new tag. `If-None-Match: *` on a write to a resource that exists fails the same way. Leave the condition out to write whatever is stored.',
   },
   'payload-too-large': {
     status: 413,

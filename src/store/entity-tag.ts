@@ -46,15 +46,41 @@ export const albumTag = (album: Album): string =>
   tagOf(album, () => ['album', album.id, album.artistId, album.name, album.year ?? null, album.image ?? null])
 
 /**
- * Raised by `artists.replace` when the artist's current tag is none of those the caller's `If-Match` named, checked
- * in the same step as the write (the document store's commit step; the SQL store's transaction, on the row locked):
- * nothing was changed. `current` is the artist as stored now.
+ * What a conditional write asks of the target record's current tag (RFC 9110, 13.1.1 and 13.1.2), for the store to
+ * check in the same step as the write: `ifMatch` holds when the tag is one of its strong tags (or it is `*`: any
+ * current record); `ifNoneMatch` holds when the tag is none of its tags, compared weakly (never when it is `*`: a
+ * record exists). Tags are given as quoted opaque tags (`"abc"`), without `W/`: the caller drops weak ones from
+ * `ifMatch`, where they never match, and strips the prefix in `ifNoneMatch`, where it does not count.
+ */
+export interface Precondition {
+  readonly ifMatch?: '*' | readonly string[]
+  readonly ifNoneMatch?: '*' | readonly string[]
+}
+
+/** Whether `condition` (none: always) holds for a record whose current strong tag is `tag`. */
+export function holds(condition: Precondition | undefined, tag: string): boolean {
+  if (!condition) return true
+  const { ifMatch, ifNoneMatch } = condition
+  if (ifMatch !== undefined && ifMatch !== '*' && !ifMatch.includes(tag)) return false
+  if (ifNoneMatch !== undefined && (ifNoneMatch === '*' || ifNoneMatch.includes(tag))) return false
+  return true
+}
+
+/** The tag of a stored artist or album. */
+export const recordTag = (record: Artist | Album): string =>
+  'artistId' in record ? albumTag(record) : artistTag(record)
+
+/**
+ * Raised by a conditional write (`artists.replace`, `albums.insert`, `albums.replace`, `albums.remove`) when its
+ * {@link Precondition} does not hold for the target record's current tag, checked in the same step as the write (the
+ * document store's commit step; the SQL store's transaction, on the row locked): nothing was changed. `current` is
+ * the target record as stored now (for an album added to an artist, the artist).
  */
 export class StaleVersionError extends Error {
   override name = 'StaleVersionError'
 
-  /** `current` is the artist as it is stored now, whose tag the caller did not name. */
-  constructor(readonly current: Artist) {
-    super(`artist ${current.id} changed since it was read`)
+  /** `current` is the record as it is stored now, for which the caller's condition does not hold. */
+  constructor(readonly current: Artist | Album) {
+    super(`${'artistId' in current ? 'album' : 'artist'} ${current.id} does not meet the condition of the write`)
   }
 }

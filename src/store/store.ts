@@ -14,6 +14,7 @@ import type { StoreDocument } from '../model/store-document.ts'
 import type { NewUser, User } from '../model/user.ts'
 import type { StoreAvailability } from './availability.ts'
 import type { Changes } from './changes.ts'
+import type { Precondition } from './entity-tag.ts'
 import type { IdempotencyKeys } from './idempotency.ts'
 
 /** What `users.update` may change in an account: its password hash and whether (since when) it is disabled. */
@@ -217,12 +218,12 @@ export interface Store {
     list(page: Page, query?: ListQuery<ArtistSort>): Promise<Slice<Artist>>
     insert(fields: New<Artist>): Promise<Artist>
     /**
-     * Replaces every field but the id; `undefined` when there is no such artist. With `ifMatch` (entity tags, see
-     * `artistTag` in entity-tag.ts), only while the artist's current tag is one of them, checked in the same step as
-     * the write (so of two writers that read the same tag, on any replica, one wins); otherwise rejects with
-     * `StaleVersionError` and changes nothing.
+     * Replaces every field but the id; `undefined` when there is no such artist. With `condition` (see `Precondition`
+     * in entity-tag.ts), only while it holds for the artist's current tag, checked in the same step as the write (so
+     * of two writers that read the same tag, on any replica, one wins); otherwise rejects with `StaleVersionError`
+     * and changes nothing.
      */
-    replace(artist: Artist, ifMatch?: readonly string[]): Promise<Artist | undefined>
+    replace(artist: Artist, condition?: Precondition): Promise<Artist | undefined>
   }
   readonly albums: {
     get(id: number): Promise<Album | undefined>
@@ -230,9 +231,10 @@ export interface Store {
     listByArtist(artistId: number, page: Page, query?: ListQuery<AlbumSort>): Promise<Slice<Album> | undefined>
     /**
      * `undefined` when there is no such artist; rejects with {@link AlbumLimitError} when the artist already has
-     * {@link MAX_ALBUMS_PER_ARTIST} albums, counted in the same step as the insert.
+     * {@link MAX_ALBUMS_PER_ARTIST} albums, counted in the same step as the insert. With `condition`, only while it
+     * holds for the artist's current tag, checked in that step too; otherwise rejects with `StaleVersionError`.
      */
-    insert(fields: New<Album>): Promise<Album | undefined>
+    insert(fields: New<Album>, condition?: Precondition): Promise<Album | undefined>
   }
   readonly users: {
     get(id: number): Promise<User | undefined>

@@ -85,6 +85,7 @@ describe('GET /openapi.json', () => {
       expect.objectContaining({ name: 'sort', where: 'query', required: false, type: 'string' }),
       // Conditional requests: see test/catalogue/conditional.test.ts.
       expect.objectContaining({ name: 'If-None-Match', where: 'header', required: false, type: 'string' }),
+      expect.objectContaining({ name: 'If-Match', where: 'header', required: false, type: 'string' }),
     ])
     // No maximum: a larger limit is accepted and lowered to 100, so a generated client must not refuse it.
     expect(list[0]?.schema).toMatchObject({ minimum: 1, default: 10 })
@@ -152,7 +153,7 @@ describe('GET /openapi.json', () => {
       ['getAllAlbums', 'weak'],
     ] as const) {
       const { responses } = byId(operationId)
-      expect(headerNames(operationId)).toEqual(['If-None-Match'])
+      expect(headerNames(operationId)).toEqual(['If-None-Match', 'If-Match'])
       expect(responses['200']?.headers?.ETag?.required).toBe(true)
       expect(responses['200']?.headers?.ETag?.description).toContain(kind)
       expect(responses['304']?.content).toBeUndefined()
@@ -162,15 +163,20 @@ describe('GET /openapi.json', () => {
       ['createArtist', '201'],
       ['createAlbum', '201'],
       ['updateArtist', '200'],
-    ] as const)
+    ] as const) {
       expect(byId(operationId).responses[status]?.headers?.ETag?.required).toBe(true)
-    expect(headerNames('updateArtist')).toEqual(['If-Match'])
-    const stale = byId('updateArtist').responses['412']
-    expect(stale?.headers?.ETag?.required).toBe(true)
-    expect(Object.keys(stale?.content?.['application/problem+json']?.examples ?? {})).toEqual(['precondition-failed'])
-    // Only the artist's replacement is conditional on a tag.
+      expect(headerNames(operationId)).toEqual(['If-Match', 'If-None-Match'])
+    }
+    // Every operation of the catalogue but the deprecated delete (always 400) honours both (RFC 9110 section 13).
     const withPreconditions = operations.filter(([, , operation]) => operation.responses['412'])
-    expect(withPreconditions.map(([, , operation]) => operation.operationId)).toEqual(['updateArtist'])
+    expect(withPreconditions.map(([, , operation]) => operation.operationId).sort()).toEqual(
+      ['createAlbum', 'createArtist', 'getAlbum', 'getAllAlbums', 'getAllArtists', 'getArtist', 'updateArtist'].sort(),
+    )
+    for (const [, , operation] of withPreconditions) {
+      const stale = operation.responses['412']
+      expect(stale?.headers?.ETag?.required).toBe(true)
+      expect(Object.keys(stale?.content?.['application/problem+json']?.examples ?? {})).toEqual(['precondition-failed'])
+    }
   })
 
   test('documents 201 with Location, and 204 without a body', () => {

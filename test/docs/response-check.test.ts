@@ -94,7 +94,7 @@ describe('expectDocumented', () => {
       'a 412 without the current ETag',
       answer('PUT', '/api/v1/artists/1', 412, PROBLEM, {
         type: '/problems/precondition-failed',
-        title: 'The artist changed since it was read',
+        title: 'A condition of the request does not hold',
         status: 412,
         detail: 'x',
       }),

@@ -43,7 +43,7 @@ function whenReady(ready: Promise<Store>): Store {
       listByArtist: on((store, ...args: Parameters<Store['albums']['listByArtist']>) =>
         store.albums.listByArtist(...args),
       ),
-      insert: on((store, fields: Parameters<Store['albums']['insert']>[0]) => store.albums.insert(fields)),
+      insert: on((store, ...args: Parameters<Store['albums']['insert']>) => store.albums.insert(...args)),
     },
     users: {
       get: on((store, id: number) => store.users.get(id)),

@@ -11,7 +11,7 @@ import type { StoreDocument } from '../../model/store-document.ts'
 import type { NewUser, User } from '../../model/user.ts'
 import { StoreAvailability } from '../availability.ts'
 import { type Change, ChangeHub } from '../changes.ts'
-import { artistTag, StaleVersionError } from '../entity-tag.ts'
+import { artistTag, holds, type Precondition, StaleVersionError } from '../entity-tag.ts'
 import type { IdempotencyKeys } from '../idempotency.ts'
 import { imageOf, liveOf, makeRoom, takesCredentialAt } from '../rules.ts'
 import {
@@ -130,12 +130,12 @@ export class DocumentStore implements Store {
         batch.put('artists', artist)
         return artist
       }).then((artist) => this.announce(artist, { kind: 'artist-created', artist })),
-    replace: (artist: Artist, ifMatch?: readonly string[]): Promise<Artist | undefined> =>
+    replace: (artist: Artist, condition?: Precondition): Promise<Artist | undefined> =>
       this.mutate((batch) => {
         const current = this.records.artist(artist.id)
         if (!current) return undefined
         // In the commit step, as the write: no other change lands between the check and the write.
-        if (ifMatch && !ifMatch.includes(artistTag(current))) throw new StaleVersionError(current)
+        if (!holds(condition, artistTag(current))) throw new StaleVersionError(current)
         const record = artistRecord(artist.id, artist)
         batch.put('artists', record)
         return record
@@ -152,10 +152,12 @@ export class DocumentStore implements Store {
       const albums = this.records.albumsOf(artistId)
       return albums && listAlbums(albums, page, query)
     },
-    insert: (fields: New<Album>): Promise<Album | undefined> =>
+    insert: (fields: New<Album>, condition?: Precondition): Promise<Album | undefined> =>
       this.mutate((batch) => {
         const albums = this.records.albumsOf(fields.artistId)
         if (!albums) return undefined
+        const artist = this.records.artist(fields.artistId) as Artist
+        if (!holds(condition, artistTag(artist))) throw new StaleVersionError(artist)
         // Counted in the same step of the commit as the insert, so concurrent inserts cannot pass it together.
         if (albums.length >= MAX_ALBUMS_PER_ARTIST) throw new AlbumLimitError(MAX_ALBUMS_PER_ARTIST)
         const album = albumRecord(batch.nextId('albums'), fields)

@@ -12,7 +12,7 @@ import type { StoreDocument, StoredDocument } from '../../model/store-document.t
 import { upgradeDocument } from '../../model/upgrade.ts'
 import type { NewUser, User } from '../../model/user.ts'
 import { StoreAvailability } from '../availability.ts'
-import { artistTag, StaleVersionError } from '../entity-tag.ts'
+import { artistTag, holds, type Precondition, StaleVersionError } from '../entity-tag.ts'
 import {
   type CredentialLimit,
   DatabaseUnavailableError,
@@ -49,7 +49,7 @@ import { fetchAlbums, fetchArtists, fetchCredentials, fetchUsers, fetchVersions,
 import { inTransaction, retried, sqlState } from './retry.ts'
 import { artistOf, artistRow, credentialOf, userOf, userRow } from './rows.ts'
 import { commitWithCounters, dumpConsistent, RESET_POINT, replaceAll } from './snapshot.ts'
-import { STRIPES, type Transact, takeIds, tallyArtists, WriteBatcher } from './writes.ts'
+import { insertAlbums, lockedArtist, STRIPES, type Transact, takeIds, tallyArtists, WriteBatcher } from './writes.ts'
 
 /** The stripes of the artists' tally, put by each replica as it opens (idempotent, safe against each other). */
 const TALLY_ROWS = Array.from({ length: STRIPES }, (_, stripe) => ({ name: 'artists', stripe, count: 0, version: 0 }))
@@ -346,18 +346,16 @@ export class SqlStore implements Store {
       }),
     insert: (fields: New<Artist>): Promise<Artist> =>
       this.operate(() => this.writes.insertArtist(fields)).finally(this.changed),
-    replace: (artist: Artist, ifMatch?: readonly string[]): Promise<Artist | undefined> => {
+    replace: (artist: Artist, condition?: Precondition): Promise<Artist | undefined> => {
       if (!validId(artist.id)) return Promise.resolve(undefined)
       return this.write(async (tx) => {
         const row = artistRow(artist.id, artist)
-        if (ifMatch) {
+        if (condition) {
           // The row is locked until the commit: a replace on another replica that read the same tag waits here, then
           // reads what this one wrote (READ COMMITTED reads the latest version of a row it locks), and is refused.
-          const [locked] = await tx`
-            SELECT id, name, description, image, band FROM rl_artists WHERE id = ${row.id} FOR UPDATE`
-          if (!locked) return undefined
-          const current = artistOf(locked)
-          if (!ifMatch.includes(artistTag(current))) throw new StaleVersionError(current)
+          const current = await lockedArtist(tx, row.id)
+          if (!current) return undefined
+          if (!holds(condition, artistTag(current))) throw new StaleVersionError(current)
         }
         const [found] = await tx`
           UPDATE rl_artists SET name = ${row.name}, description = ${row.description}, image = ${row.image},
@@ -383,10 +381,20 @@ export class SqlStore implements Store {
       query: ListQuery<AlbumSort> = {},
     ): Promise<Slice<Album> | undefined> =>
       validId(artistId) ? this.read(() => listAlbums(this.sql, artistId, page, query)) : Promise.resolve(undefined),
-    insert: (fields: New<Album>): Promise<Album | undefined> =>
-      validId(fields.artistId)
-        ? this.operate(() => this.writes.insertAlbum(fields)).finally(this.changed)
-        : Promise.resolve(undefined),
+    insert: (fields: New<Album>, condition?: Precondition): Promise<Album | undefined> => {
+      if (!validId(fields.artistId)) return Promise.resolve(undefined)
+      if (!condition) return this.operate(() => this.writes.insertAlbum(fields)).finally(this.changed)
+      // A conditional insert is a transaction of its own: the artist's row is locked, its tag checked, then the album
+      // added as a batch of one, so no replace of the artist lands between the check and the insert.
+      return this.write(async (tx) => {
+        const artist = await lockedArtist(tx, fields.artistId)
+        if (!artist) return undefined
+        if (!holds(condition, artistTag(artist))) throw new StaleVersionError(artist)
+        const [outcome] = await insertAlbums(tx, [fields])
+        if (outcome instanceof Error) throw outcome
+        return outcome
+      }).finally(this.changed)
+    },
   }
 
   readonly users = {

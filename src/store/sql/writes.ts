@@ -142,6 +142,12 @@ async function insertArtists(sql: SQL, batch: readonly New<Artist>[]): Promise<A
   return rows.map((row, i) => artistOf({ ...row, id: ids[i] as number }))
 }
 
+/** Artist `id`, its row locked until the end of `tx` (`FOR UPDATE`); `undefined` when there is none. */
+export async function lockedArtist(tx: SQL, id: number): Promise<Artist | undefined> {
+  const [row] = await tx`SELECT id, name, description, image, band FROM rl_artists WHERE id = ${id} FOR UPDATE`
+  return row ? artistOf(row) : undefined
+}
+
 /**
  * Adds the albums of a batch whose artist exists (artists are never deleted, so the check holds once made) and has
  * room for them, with their artists' album counts: `undefined` for an album of an unknown artist, an
@@ -150,7 +156,10 @@ async function insertArtists(sql: SQL, batch: readonly New<Artist>[]): Promise<A
  * reads the count it committed (READ COMMITTED reads the latest version of a row it locks), so concurrent inserts
  * cannot pass the maximum together.
  */
-async function insertAlbums(tx: SQL, batch: readonly New<Album>[]): Promise<(Album | AlbumLimitError | undefined)[]> {
+export async function insertAlbums(
+  tx: SQL,
+  batch: readonly New<Album>[],
+): Promise<(Album | AlbumLimitError | undefined)[]> {
   const artistIds = [...new Set(batch.map(({ artistId }) => artistId))]
   const locked = await tx`
     SELECT id, album_count FROM rl_artists WHERE id = ANY(${tx.array(artistIds, 'INT8')}::bigint[])
