@@ -44,7 +44,9 @@ function payload(event: ChangeEvent): string {
     case 'artist-created':
     case 'artist-updated':
       return `{"url":"/api/v1/artists/${change.artist.id}","artist":${recordJson(change.artist)}}`
-    case 'album-created': {
+    case 'album-created':
+    case 'album-updated':
+    case 'album-deleted': {
       const { album } = change
       return `{"url":"/api/v1/artists/${album.artistId}/albums/${album.id}","album":${recordJson(album)}}`
     }

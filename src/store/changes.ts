@@ -1,5 +1,6 @@
 /**
- * The changes a store announces (live updates): every artist created or replaced and every album created, in the order
+ * The changes a store announces (live updates): every artist created or replaced and every album created, replaced
+ * or removed, in the order
  * every replica agrees on, each with an id a client can come back with. The document store publishes its own (one
  * process); the SQL store reads them from a table every replica writes (sql/changes.ts).
  */
@@ -9,7 +10,8 @@ import type { Artist } from '../model/artist.ts'
 /** One change of the catalogue, as stored. */
 export type Change =
   | { kind: 'artist-created' | 'artist-updated'; artist: Artist }
-  | { kind: 'album-created'; album: Album }
+  /** `album-deleted` carries the album as it was when removed. */
+  | { kind: 'album-created' | 'album-updated' | 'album-deleted'; album: Album }
   /** Everything was replaced (a reset to the start-up state): what a client holds is no longer worth patching. */
   | { kind: 'reset' }
 
@@ -37,7 +39,7 @@ export interface ChangeWindow {
 export function changeBytes(event: ChangeEvent): number {
   const change = event.change
   const record: object | undefined =
-    change.kind === 'reset' ? undefined : change.kind === 'album-created' ? change.album : change.artist
+    change.kind === 'reset' ? undefined : 'album' in change ? change.album : change.artist
   let bytes = 128 + event.id.length * 2
   if (record)
     for (const value of Object.values(record)) bytes += 32 + (typeof value === 'string' ? value.length * 2 : 8)

@@ -235,6 +235,18 @@ export interface Store {
      * holds for the artist's current tag, checked in that step too; otherwise rejects with `StaleVersionError`.
      */
     insert(fields: New<Album>, condition?: Precondition): Promise<Album | undefined>
+    /**
+     * Replaces every field of album `album.id` but its id and artist; `undefined` when there is no such album of
+     * `album.artistId`. With `condition`, only while it holds for the album's current tag (`albumTag`), checked in the
+     * same step as the write; otherwise rejects with `StaleVersionError` and changes nothing.
+     */
+    replace(album: Album, condition?: Precondition): Promise<Album | undefined>
+    /**
+     * Removes album `id` of artist `artistId` and resolves with it as it was; `undefined` when there is no such album
+     * of that artist. The artist's count of albums ({@link MAX_ALBUMS_PER_ARTIST}) drops with it, in the same step.
+     * With `condition`, as for `replace`. Ids are never reused.
+     */
+    remove(artistId: number, id: number, condition?: Precondition): Promise<Album | undefined>
   }
   readonly users: {
     get(id: number): Promise<User | undefined>

@@ -116,6 +116,18 @@ const handlers = {
     announce(`New album: ${album.name}${album.year ? ` (${album.year})` : ''}`)
     refreshSoon()
   },
+  'album-updated'(event) {
+    const { album } = data(event)
+    if (!album || String(album.artistId) !== artistId) return
+    announce(`${album.name} was just changed`)
+    refreshSoon()
+  },
+  'album-deleted'(event) {
+    const { album } = data(event)
+    if (!album || String(album.artistId) !== artistId) return
+    announce(`${album.name} was just removed`)
+    refreshSoon()
+  },
   reload() {
     refreshSoon()
   },

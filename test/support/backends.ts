@@ -44,6 +44,8 @@ function whenReady(ready: Promise<Store>): Store {
         store.albums.listByArtist(...args),
       ),
       insert: on((store, ...args: Parameters<Store['albums']['insert']>) => store.albums.insert(...args)),
+      replace: on((store, ...args: Parameters<Store['albums']['replace']>) => store.albums.replace(...args)),
+      remove: on((store, ...args: Parameters<Store['albums']['remove']>) => store.albums.remove(...args)),
     },
     users: {
       get: on((store, id: number) => store.users.get(id)),

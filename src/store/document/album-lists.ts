@@ -47,9 +47,9 @@ interface Sorted {
 const sorted = new WeakMap<readonly Album[], Sorted>()
 
 /**
- * `albums` in `order`, sorted once and kept while the list is unchanged. An artist's list only grows (albums are
- * never replaced or removed, and a restore or a rollback builds new lists), so its length tells whether a kept order
- * is current; a new album costs one sort at the next list that needs it.
+ * `albums` in `order`, sorted once and kept while the list is unchanged. An artist's list only grows in place (a
+ * replaced or removed album gives the artist a new list, as a restore or a rollback does: records.ts), so its length
+ * tells whether a kept order is current; a change costs one sort at the next list that needs it.
  */
 function inOrder(albums: readonly Album[], order: Order): readonly Album[] {
   let kept = sorted.get(albums)

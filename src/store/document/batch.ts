@@ -15,6 +15,8 @@ export class Batch {
   private readonly changed = new Map<Collection, Map<number, StoreRecord>>()
   /** Answers kept for idempotency keys in this batch. */
   private readonly kept: KeptEntry[] = []
+  /** The ids of the albums removed in this batch, for its journal entry. */
+  private readonly removedAlbums = new Set<number>()
   private rewindTo: Rewind | undefined
   private replacedAll = false
   /** Whether the batch is committed even with no change: a probe of the disk. */
@@ -25,7 +27,13 @@ export class Batch {
 
   /** Whether this batch has anything to make durable. */
   get isEmpty(): boolean {
-    return !this.replacedAll && this.changed.size === 0 && this.kept.length === 0 && !this.probing
+    return (
+      !this.replacedAll &&
+      this.changed.size === 0 &&
+      this.removedAlbums.size === 0 &&
+      this.kept.length === 0 &&
+      !this.probing
+    )
   }
 
   /**
@@ -47,6 +55,15 @@ export class Batch {
     const previous = this.records.put(name, record)
     if (previous) this.rewind().replaced.push([this.records.doc, name, previous])
     this.record(name, record)
+  }
+
+  /** Removes an album: journaled with this batch (its id), and put back should the batch fail. */
+  remove(name: 'albums', record: StoreDocument['albums'][number]): void {
+    this.records.remove(name, record)
+    this.rewind().replaced.push([this.records.doc, name, record])
+    // A record put earlier in this batch and removed now is not written: replay would only remove it again.
+    this.changed.get(name)?.delete(record.id)
+    this.removedAlbums.add(record.id)
   }
 
   /**
@@ -113,7 +130,8 @@ export class Batch {
   private entry(): JournalEntry {
     const entry: JournalEntry = { counters: { ...this.records.doc.counters } }
     for (const [name, records] of this.changed)
-      (entry as Record<Collection, StoreRecord[]>)[name] = [...records.values()]
+      if (records.size > 0) (entry as Record<Collection, StoreRecord[]>)[name] = [...records.values()]
+    if (this.removedAlbums.size > 0) entry.removed = { albums: [...this.removedAlbums] }
     if (this.kept.length > 0) entry.idempotency = this.kept
     return entry
   }

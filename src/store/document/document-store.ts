@@ -11,7 +11,7 @@ import type { StoreDocument } from '../../model/store-document.ts'
 import type { NewUser, User } from '../../model/user.ts'
 import { StoreAvailability } from '../availability.ts'
 import { type Change, ChangeHub } from '../changes.ts'
-import { artistTag, holds, type Precondition, StaleVersionError } from '../entity-tag.ts'
+import { albumTag, artistTag, holds, type Precondition, StaleVersionError } from '../entity-tag.ts'
 import type { IdempotencyKeys } from '../idempotency.ts'
 import { imageOf, liveOf, makeRoom, takesCredentialAt } from '../rules.ts'
 import {
@@ -164,6 +164,24 @@ export class DocumentStore implements Store {
         batch.put('albums', album)
         return album
       }).then((album) => album && this.announce(album, { kind: 'album-created', album })),
+    replace: (album: Album, condition?: Precondition): Promise<Album | undefined> =>
+      this.mutate((batch) => {
+        const current = this.records.album(album.id)
+        if (current?.artistId !== album.artistId) return undefined
+        if (!holds(condition, albumTag(current))) throw new StaleVersionError(current)
+        const record = albumRecord(album.id, album)
+        batch.put('albums', record)
+        return record
+      }).then((record) => record && this.announce(record, { kind: 'album-updated', album: record })),
+    remove: (artistId: number, id: number, condition?: Precondition): Promise<Album | undefined> =>
+      this.mutate((batch) => {
+        const current = this.records.album(id)
+        if (current?.artistId !== artistId) return undefined
+        if (!holds(condition, albumTag(current))) throw new StaleVersionError(current)
+        // The artist's list loses it in this step: its count, which `insert` checks, drops with it.
+        batch.remove('albums', current)
+        return current
+      }).then((album) => album && this.announce(album, { kind: 'album-deleted', album })),
   }
 
   readonly users = {

@@ -18,6 +18,8 @@ export const JournalEntry = Type.Object({
   credentials: Type.Optional(credentials),
   /** Answers kept for idempotency keys in this commit. */
   idempotency,
+  /** Records removed by the commit, by id (albums only: nothing else is ever removed but dead credentials). */
+  removed: Type.Optional(Type.Object({ albums: Type.Optional(Type.Array(Type.Integer({ minimum: 1 }))) })),
 })
 
 /** A journal line, as read. */
@@ -83,7 +85,8 @@ export function upsert<R extends { id: number }>(records: R[], record: R): R | u
 }
 
 /**
- * Replays journal entries onto a document: records are upserted, counters only move forward. Entries written
+ * Replays journal entries onto a document: records are upserted, then those removed removed, counters only move
+ * forward. Entries written
  * by earlier builds are brought to the current form with the rest of the document (upgrade.ts).
  */
 export function replay(document: StoredDocument, entries: readonly JournalEntry[]): void {
@@ -94,5 +97,9 @@ export function replay(document: StoredDocument, entries: readonly JournalEntry[
     }
     // In order: a later answer for the same key replaces an earlier one as the store loads them.
     if (entry.idempotency) document.idempotency = [...(document.idempotency ?? []), ...entry.idempotency]
+    for (const id of entry.removed?.albums ?? []) {
+      const at = indexById(document.albums, id)
+      if (at >= 0) document.albums.splice(at, 1)
+    }
   }
 }

@@ -138,10 +138,35 @@ export class Records {
     if (name === 'artists')
       if (previous) this.artistLists.replaced(previous as Artist, record as Artist)
       else this.artistLists.appended(record as Artist)
-    if (name === 'albums' && !previous) push(this.albumsByArtistId, (record as Album).artistId, record as Album)
+    if (name === 'albums')
+      if (!previous) push(this.albumsByArtistId, (record as Album).artistId, record as Album)
+      else {
+        // A new array, so that orders derived from the old one are not taken for it (album-lists.ts).
+        const album = record as Album
+        const list = this.albumsByArtistId.get(album.artistId) ?? []
+        this.albumsByArtistId.set(
+          album.artistId,
+          list.map((each) => (each.id === album.id ? album : each)),
+        )
+      }
     if (name === 'users') this.indexUser(record as User)
     if (name === 'credentials') this.indexCredential(record as Credential, previous as Credential | undefined)
     return previous
+  }
+
+  /**
+   * Removes an album from the records and its artist's list. The list is a new array, as on a replacement: what was
+   * derived from the old one (its sorted orders, album-lists.ts) cannot be taken for the new one.
+   */
+  remove(_name: 'albums', album: Album): void {
+    const at = indexById(this.doc.albums, album.id)
+    if (at >= 0) this.doc.albums.splice(at, 1)
+    const list = this.albumsByArtistId.get(album.artistId)
+    if (list)
+      this.albumsByArtistId.set(
+        album.artistId,
+        list.filter((each) => each.id !== album.id),
+      )
   }
 
   /** Removes credentials from the records and the indexes. */

@@ -48,7 +48,7 @@ type Kind = Change['kind']
 /** A change to write: its kind and the record it is about (none for a reset). */
 export type ChangeRow =
   | { kind: 'artist-created' | 'artist-updated'; artist: Artist }
-  | { kind: 'album-created'; album: Album }
+  | { kind: 'album-created' | 'album-updated' | 'album-deleted'; album: Album }
   | { kind: 'reset' }
 
 /** The record's fields as the row keeps them: its JSON without the id (the album's artist as `artist_id`). */
@@ -57,7 +57,9 @@ function fieldsOf(change: ChangeRow): { id: number | null; fields: string | null
     case 'artist-created':
     case 'artist-updated':
       return { id: change.artist.id, fields: artistFieldsJson(change.artist) }
-    case 'album-created': {
+    case 'album-created':
+    case 'album-updated':
+    case 'album-deleted': {
       const { id, artistId, ...fields } = change.album
       return { id, fields: JSON.stringify({ artist_id: artistId, ...fields }) }
     }
@@ -105,7 +107,8 @@ function eventOf(row: Record<string, unknown>): ChangeEvent {
   const id = String(row.id)
   if (kind === 'reset') return { id, at, change: { kind } }
   const record = { id: row.record_id, ...(JSON.parse(String(row.fields)) as Record<string, unknown>) }
-  if (kind === 'album-created') return { id, at, change: { kind, album: albumOf(record) } }
+  if (kind === 'album-created' || kind === 'album-updated' || kind === 'album-deleted')
+    return { id, at, change: { kind, album: albumOf(record) } }
   return { id, at, change: { kind, artist: artistOf(record) } }
 }
 

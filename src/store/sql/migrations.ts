@@ -251,6 +251,19 @@ export const MIGRATIONS: readonly Migration[] = [
       'CREATE INDEX IF NOT EXISTS rl_idempotency_until ON rl_idempotency (until_ms)',
     ],
   },
+  {
+    version: 9,
+    name: 'the changes of albums replaced and removed',
+    statements: [
+      // The CHECK of migration 7, under the name each database gave it (PostgreSQL, CockroachDB), replaced by one
+      // that takes the new kinds. Dropped IF EXISTS, so that a migration that died half-way runs again. Replicas of
+      // earlier builds must be stopped first: they would read an album's change as an artist's.
+      'ALTER TABLE rl_events DROP CONSTRAINT IF EXISTS rl_events_kind_check',
+      'ALTER TABLE rl_events DROP CONSTRAINT IF EXISTS check_kind',
+      `ALTER TABLE rl_events ADD CONSTRAINT rl_events_kind_check CHECK (kind IN (
+        'artist-created', 'artist-updated', 'album-created', 'album-updated', 'album-deleted', 'reset'))`,
+    ],
+  },
 ]
 
 /** The version of the schema this build expects. */

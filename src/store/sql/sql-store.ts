@@ -12,7 +12,7 @@ import type { StoreDocument, StoredDocument } from '../../model/store-document.t
 import { upgradeDocument } from '../../model/upgrade.ts'
 import type { NewUser, User } from '../../model/user.ts'
 import { StoreAvailability } from '../availability.ts'
-import { artistTag, holds, type Precondition, StaleVersionError } from '../entity-tag.ts'
+import { albumTag, artistTag, holds, type Precondition, StaleVersionError } from '../entity-tag.ts'
 import {
   type CredentialLimit,
   DatabaseUnavailableError,
@@ -47,7 +47,7 @@ import { isStaleConnection, isUnavailable, storeError, within } from './outages.
 import { PageCache } from './page-cache.ts'
 import { fetchAlbums, fetchArtists, fetchCredentials, fetchUsers, fetchVersions, ReadBatcher } from './reads.ts'
 import { inTransaction, retried, sqlState } from './retry.ts'
-import { artistOf, artistRow, credentialOf, userOf, userRow } from './rows.ts'
+import { albumOf, albumRow, artistOf, artistRow, credentialOf, userOf, userRow } from './rows.ts'
 import { commitWithCounters, dumpConsistent, RESET_POINT, replaceAll } from './snapshot.ts'
 import { insertAlbums, lockedArtist, STRIPES, type Transact, takeIds, tallyArtists, WriteBatcher } from './writes.ts'
 
@@ -393,6 +393,44 @@ export class SqlStore implements Store {
         const [outcome] = await insertAlbums(tx, [fields])
         if (outcome instanceof Error) throw outcome
         return outcome
+      }).finally(this.changed)
+    },
+    replace: (album: Album, condition?: Precondition): Promise<Album | undefined> => {
+      if (!validId(album.id) || !validId(album.artistId)) return Promise.resolve(undefined)
+      return this.write(async (tx) => {
+        const row = albumRow(album.id, album)
+        // Locked until the commit, as an artist's replace locks its row: of two writers that read one tag, one wins.
+        const [locked] = await tx`
+          SELECT id, artist_id, name, year, image FROM rl_albums
+          WHERE id = ${row.id} AND artist_id = ${row.artist_id} FOR UPDATE`
+        if (!locked) return undefined
+        const current = albumOf(locked)
+        if (!holds(condition, albumTag(current))) throw new StaleVersionError(current)
+        await tx`
+          UPDATE rl_albums SET name = ${row.name}, year = ${row.year}, image = ${row.image},
+            name_key = ${row.name_key}, folded_name = ${row.folded_name}
+          WHERE id = ${row.id}`
+        const replaced = albumOf(row)
+        await recordChanges(tx, [{ kind: 'album-updated', album: replaced }])
+        return replaced
+      }).finally(this.changed)
+    },
+    remove: (artistId: number, id: number, condition?: Precondition): Promise<Album | undefined> => {
+      if (!validId(id) || !validId(artistId)) return Promise.resolve(undefined)
+      return this.write(async (tx) => {
+        // The artist's row first, as inserts lock it (writes.ts): the same order, so no deadlock, and its count of
+        // albums, which inserts check against the maximum, drops in the same transaction as the album goes.
+        if (!(await lockedArtist(tx, artistId))) return undefined
+        const [locked] = await tx`
+          SELECT id, artist_id, name, year, image FROM rl_albums
+          WHERE id = ${id} AND artist_id = ${artistId} FOR UPDATE`
+        if (!locked) return undefined
+        const current = albumOf(locked)
+        if (!holds(condition, albumTag(current))) throw new StaleVersionError(current)
+        await tx`DELETE FROM rl_albums WHERE id = ${id}`
+        await tx`UPDATE rl_artists SET album_count = album_count - 1 WHERE id = ${artistId}`
+        await recordChanges(tx, [{ kind: 'album-deleted', album: current }])
+        return current
       }).finally(this.changed)
     },
   }
