@@ -5,8 +5,8 @@ import { answerRead, preconditionOf } from '../http/conditional.ts'
 import type { idempotentCreates } from '../http/idempotency.ts'
 import { recordJson, taggedResponse } from '../http/json.ts'
 import { keptQuery, Paginated, pageOf, paginator } from '../http/pagination.ts'
-import { described, problemResponses } from '../http/responses.ts'
-import { Album, AlbumInput } from '../model/album.ts'
+import { described, NoContent, problemResponses } from '../http/responses.ts'
+import { Album, AlbumInput, AlbumPatch } from '../model/album.ts'
 import { albumTag } from '../store/entity-tag.ts'
 import { MAX_ALBUMS_PER_ARTIST } from '../store/store.ts'
 import { AlbumIdParams, AlbumListQuery, ArtistIdParams } from './params.ts'
@@ -20,7 +20,7 @@ const readAlbum = (request: Request, album: Album) => {
   return answerRead(request, etag, () => taggedResponse(recordJson(album), etag))
 }
 
-/** Album routes of an artist: list, read one, add. `latestYear` bounds the year of a new album. */
+/** Album routes of an artist: list, read one, add, replace, patch, remove. `latestYear` bounds an album's year. */
 export const albumRoutes = (
   catalogue: Catalogue,
   guard: ReturnType<typeof authGuard>,
@@ -94,6 +94,80 @@ export const albumRoutes = (
           operationId: 'createAlbum',
           summary: 'Add an album to an artist',
           description: `Adds an album to the discography of the artist in the path. \`year\` is the year of first release, from 1900 to next year; left out (or null) it is unset. Answers with \`Location\`. An artist has at most ${MAX_ALBUMS_PER_ARTIST} albums: one more is 409, whoever asks. An account adds at most ${rate(CATALOGUE_LIMITS.albumsPerAccount, 'albums')} (with all its tokens and keys together): past that, 429 with \`Retry-After\`. The operator's service keys are not counted. \`If-Match\` and \`If-None-Match\` are checked against the artist's \`ETag\` (the album list is part of the artist), in the same step as the insert: send the tag of the artist as you read it to add the album only while the artist is unchanged; otherwise 412 with the artist's current \`ETag\`, and nothing is added. Safe to retry with \`Idempotency-Key\`, as adding an artist is.`,
+          tags: ['Artists'],
+          security: anyCredential,
+        },
+      },
+    )
+    .put(
+      '/:albumId',
+      async ({ params, body, request, set }) => {
+        const { artistId, albumId } = params
+        const album = await catalogue.replaceAlbum(Number(artistId), Number(albumId), body, preconditionOf(request))
+        set.headers.etag = albumTag(album)
+        return album
+      },
+      {
+        auth: true,
+        params: AlbumIdParams,
+        body: AlbumInput(latestYear),
+        response: {
+          200: described(Album, 'The album as now stored.'),
+          ...problemResponses(400, 401, 404, 412, 413, 415, 503),
+        },
+        detail: {
+          operationId: 'updateAlbum',
+          summary: 'Replace an album',
+          description:
+            "Replaces every field of an album, held to the rules of adding one (`year` from 1900 to next year): fields left out (or null) become unset. An `id` in the body must be absent or equal to the album id in the path. An album of another artist, or an unknown one, is 404; this never creates one. With `If-Match` (the album's `ETag` as you read it), only while it is still that version: otherwise 412 with the current `ETag`, and nothing changes. The answer carries the new `ETag`.",
+          tags: ['Artists'],
+          security: anyCredential,
+        },
+      },
+    )
+    .patch(
+      '/:albumId',
+      async ({ params, body, request, set }) => {
+        const { artistId, albumId } = params
+        const album = await catalogue.patchAlbum(Number(artistId), Number(albumId), body, preconditionOf(request))
+        set.headers.etag = albumTag(album)
+        return album
+      },
+      {
+        auth: true,
+        params: AlbumIdParams,
+        body: AlbumPatch(latestYear),
+        response: {
+          200: described(Album, 'The album as now stored.'),
+          ...problemResponses(400, 401, 404, 409, 412, 413, 415, 503),
+        },
+        detail: {
+          operationId: 'patchAlbum',
+          summary: 'Change some fields of an album',
+          description:
+            'Changes only the fields the body names, as a JSON merge patch (RFC 7396, `Content-Type: application/merge-patch+json`; `application/json` is taken as the same): a field sent replaces its value, null removes it, a field left out stays as it is. Every field sent is held to the rules of adding an album, and `name` cannot be removed. The patch applies to the album as stored when it is written: a change saved in between is kept, and the patch applied over it. With `If-Match`, only while the album is still that version: otherwise 412 with the current `ETag`. The answer carries the new `ETag`.',
+          tags: ['Artists'],
+          security: anyCredential,
+        },
+      },
+    )
+    .delete(
+      '/:albumId',
+      async ({ params, request }) => {
+        await catalogue.deleteAlbum(Number(params.artistId), Number(params.albumId), preconditionOf(request))
+        return new Response(null, { status: 204 })
+      },
+      {
+        auth: true,
+        params: AlbumIdParams,
+        response: {
+          204: NoContent('The album is removed; no body.'),
+          ...problemResponses(400, 401, 404, 412, 503),
+        },
+        detail: {
+          operationId: 'deleteAlbum',
+          summary: 'Remove an album',
+          description: `Removes an album from the artist's discography, with any credential that may add one. Its id is never given again; its URL answers 404 from then on, and removing it again is 404 too. The artist may take another album in its place (at most ${MAX_ALBUMS_PER_ARTIST} at a time); the account that added it gets no room back in its rate of new albums, which counts additions. With \`If-Match\` (the album's \`ETag\`), only while it is still that version: otherwise 412 with the current \`ETag\`, and nothing is removed.`,
           tags: ['Artists'],
           security: anyCredential,
         },

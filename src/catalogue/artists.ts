@@ -7,7 +7,7 @@ import { recordJson, taggedResponse } from '../http/json.ts'
 import { keptQuery, Paginated, pageOf, paginator } from '../http/pagination.ts'
 import { deprecated, Problem } from '../http/problem.ts'
 import { described, problemResponses } from '../http/responses.ts'
-import { Artist, ArtistInput } from '../model/artist.ts'
+import { Artist, ArtistInput, ArtistPatch } from '../model/artist.ts'
 import { artistTag } from '../store/entity-tag.ts'
 import { ArtistIdParams, ArtistListQuery } from './params.ts'
 import { CATALOGUE_LIMITS, type Catalogue, rate } from './service.ts'
@@ -138,6 +138,31 @@ export const artistRoutes = (
           summary: 'Replace an artist',
           description:
             'Replaces every field of an artist: fields left out (or null) become unset, and are left out of answers. An `id` in the body must be absent or equal to the one in the path. An unknown artist is 404; this never creates one. With `If-Match` (the `ETag` of the artist as you read it), the artist is replaced only if nobody changed it since: otherwise 412, nothing changes, and the `ETag` header of the problem is the current version. Without `If-Match` the last write wins. The answer carries the new `ETag`.',
+          tags: ['Artists'],
+          security: anyCredential,
+        },
+      },
+    )
+    .patch(
+      '/:artistId',
+      async ({ params, body, request, set }) => {
+        const artist = await catalogue.patchArtist(Number(params.artistId), body, preconditionOf(request))
+        set.headers.etag = artistTag(artist)
+        return artist
+      },
+      {
+        auth: true,
+        params: ArtistIdParams,
+        body: ArtistPatch,
+        response: {
+          200: described(Artist, 'The artist as now stored.'),
+          ...problemResponses(400, 401, 404, 409, 412, 413, 415, 503),
+        },
+        detail: {
+          operationId: 'patchArtist',
+          summary: 'Change some fields of an artist',
+          description:
+            'Changes only the fields the body names, as a JSON merge patch (RFC 7396, `Content-Type: application/merge-patch+json`; `application/json` is taken as the same): a field sent replaces its value, null removes it, a field left out stays as it is. Every field sent is held to the rules of `PUT`, and `name` cannot be removed; an `id` in the body must be absent or equal to the one in the path. An unknown artist is 404. The patch applies to the artist as stored when it is written: a change saved in between by someone else is kept, and the patch applied over it. With `If-Match` (the `ETag` you read), only while the artist is still that version: otherwise 412 with the current `ETag`, and nothing changes. The answer carries the new `ETag`. Same credentials as `PUT`.',
           tags: ['Artists'],
           security: anyCredential,
         },

@@ -1,8 +1,8 @@
 import type { Caller } from '../auth/guard.ts'
 import type { Album } from '../model/album.ts'
-import { type AlbumInput, albumFields } from '../model/album.ts'
+import { type AlbumInput, type AlbumPatch, albumFields, patchedAlbum } from '../model/album.ts'
 import type { Artist } from '../model/artist.ts'
-import { type ArtistInput, artistFields } from '../model/artist.ts'
+import { type ArtistInput, type ArtistPatch, artistFields, patchedArtist } from '../model/artist.ts'
 import {
   ChangedSinceReadError,
   ConflictError,
@@ -11,7 +11,7 @@ import {
   TooManyAttemptsError,
 } from '../model/errors.ts'
 import type { AlbumSort, ArtistSort, ListQuery } from '../model/search.ts'
-import { holds, type Precondition, recordTag, StaleVersionError } from '../store/entity-tag.ts'
+import { albumTag, artistTag, holds, type Precondition, recordTag, StaleVersionError } from '../store/entity-tag.ts'
 import { AlbumLimitError, type Limiter, type Page, type RateLimit, type Slice, type Store } from '../store/store.ts'
 import { withCommas } from '../text/numbers.ts'
 
@@ -53,6 +53,48 @@ interface Quota {
 const which = (kind: string, id: number) => (Number.isSafeInteger(id) ? `${kind} ${id}` : `${kind} with that id`)
 
 const unknownArtist = (id: number) => new NotFoundError(`There is no ${which('artist', id)}.`)
+
+const unknownAlbum = (artistId: number, albumId: number) =>
+  new NotFoundError(`There is no ${which('album', albumId)} of ${which('artist', artistId)}.`)
+
+/** Refuses an `id` in a body that is neither absent (or null) nor the id of the record in the path. */
+function sameId(bodyId: number | null | undefined, pathId: number, what: 'artist' | 'album'): void {
+  if (bodyId !== undefined && bodyId !== null && bodyId !== pathId)
+    throw new InvalidFieldError('/id', `must be absent or equal to the ${what} id in the path (${pathId})`)
+}
+
+/** How many times a patch is applied again to a record that another write changed between its read and its write. */
+const PATCH_ATTEMPTS = 5
+
+/**
+ * A merge patch of a record: read it (`read` refuses an unknown one), check `condition` against it, and write the
+ * record the patch makes of it only while it is still the version read (`write`, given its tag, checks that in the
+ * store's step). A write that lands in between is not overwritten: the patch is applied again to what it wrote, up to
+ * {@link PATCH_ATTEMPTS} times, then refused as a conflict.
+ */
+async function patchRecord<T extends Artist | Album>(
+  read: () => Promise<T>,
+  tagOf: (record: T) => string,
+  write: (current: T, tag: string) => Promise<T | undefined>,
+  condition: Precondition | undefined,
+): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    const current = await read()
+    const tag = tagOf(current)
+    if (!holds(condition, tag)) throw conditionFailed(current, condition)
+    try {
+      const written = await write(current, tag)
+      if (written) return written
+      // Gone between the read and the write (a removed album): the next read refuses it.
+    } catch (error) {
+      if (!(error instanceof StaleVersionError)) throw error
+    }
+    if (attempt >= PATCH_ATTEMPTS)
+      throw new ConflictError(
+        `${which('artistId' in current ? 'Album' : 'Artist', current.id)} changed ${PATCH_ATTEMPTS} times while the patch was being applied, and nothing was changed. Send it again.`,
+      )
+  }
+}
 
 /**
  * The catalogue's rules over a store. It speaks in records and domain refusals ({@link NotFoundError} for an unknown
@@ -109,8 +151,7 @@ export class Catalogue {
    * holds for the artist as stored: otherwise {@link ChangedSinceReadError}, and nothing changes.
    */
   async replaceArtist(id: number, input: ArtistInput, condition?: Precondition): Promise<Artist> {
-    if (input.id !== undefined && input.id !== null && input.id !== id)
-      throw new InvalidFieldError('/id', `must be absent or equal to the artist id in the path (${id})`)
+    sameId(input.id, id, 'artist')
     let artist: Artist | undefined
     try {
       artist = await this.store.artists.replace({ id, ...artistFields(input) }, condition)
@@ -120,6 +161,21 @@ export class Catalogue {
     }
     if (!artist) throw unknownArtist(id)
     return artist
+  }
+
+  /**
+   * Changes the fields of artist `id` that `patch` names (a JSON merge patch, RFC 7396: null removes a field). The
+   * patch applies to the artist as read, and is written only while it is still that version; `condition` is checked
+   * against it too. See {@link patchRecord}.
+   */
+  patchArtist(id: number, patch: ArtistPatch, condition?: Precondition): Promise<Artist> {
+    sameId(patch.id, id, 'artist')
+    return patchRecord(
+      () => this.getArtist(id),
+      artistTag,
+      (current, tag) => this.store.artists.replace({ id, ...patchedArtist(current, patch) }, { ifMatch: [tag] }),
+      condition,
+    )
   }
 
   /** One page of the albums of artist `artistId` matching `query.q` by name, in `query.sort` order (id by default). */
@@ -132,8 +188,53 @@ export class Catalogue {
   /** Album `albumId` of artist `artistId`. */
   async getAlbum(artistId: number, albumId: number): Promise<Album> {
     const album = await this.store.albums.get(albumId)
-    if (album?.artistId !== artistId)
-      throw new NotFoundError(`There is no ${which('album', albumId)} of ${which('artist', artistId)}.`)
+    if (album?.artistId !== artistId) throw unknownAlbum(artistId, albumId)
+    return album
+  }
+
+  /**
+   * Replaces every field of album `albumId` of artist `artistId`: fields left out become unset. An `id` in the body
+   * must be absent or equal to `albumId`. With `condition`, only while it holds for the album as stored.
+   */
+  async replaceAlbum(artistId: number, albumId: number, input: AlbumInput, condition?: Precondition): Promise<Album> {
+    sameId(input.id, albumId, 'album')
+    let album: Album | undefined
+    try {
+      album = await this.store.albums.replace({ id: albumId, artistId, ...albumFields(input) }, condition)
+    } catch (error) {
+      if (error instanceof StaleVersionError) throw conditionFailed(error.current, condition)
+      throw error
+    }
+    if (!album) throw unknownAlbum(artistId, albumId)
+    return album
+  }
+
+  /** Changes the fields of an album that `patch` names, as {@link patchArtist} does for an artist. */
+  patchAlbum(artistId: number, albumId: number, patch: AlbumPatch, condition?: Precondition): Promise<Album> {
+    sameId(patch.id, albumId, 'album')
+    return patchRecord(
+      () => this.getAlbum(artistId, albumId),
+      albumTag,
+      (current, tag) =>
+        this.store.albums.replace({ id: albumId, artistId, ...patchedAlbum(current, patch) }, { ifMatch: [tag] }),
+      condition,
+    )
+  }
+
+  /**
+   * Removes album `albumId` of artist `artistId`, with `condition` as for a replacement. The artist may take an album
+   * again in its place (`MAX_ALBUMS_PER_ARTIST` counts what it holds); the account that added it gets nothing back
+   * (its quota counts additions, not what it holds).
+   */
+  async deleteAlbum(artistId: number, albumId: number, condition?: Precondition): Promise<Album> {
+    let album: Album | undefined
+    try {
+      album = await this.store.albums.remove(artistId, albumId, condition)
+    } catch (error) {
+      if (error instanceof StaleVersionError) throw conditionFailed(error.current, condition)
+      throw error
+    }
+    if (!album) throw unknownAlbum(artistId, albumId)
     return album
   }
 

@@ -1,6 +1,6 @@
 import { ProblemDetails } from '../http/responses.ts'
 import { Album } from '../model/album.ts'
-import { Artist, ArtistInput } from '../model/artist.ts'
+import { Artist, ArtistInput, ArtistPatch } from '../model/artist.ts'
 import { ApiKey, NewApiKey } from '../model/credential.ts'
 import { PublicUser, Session } from '../model/user.ts'
 import type { Paths, Schema } from './shapes.ts'
@@ -10,6 +10,7 @@ export const namedSchemas = {
   Artist,
   Album,
   ArtistInput,
+  ArtistPatch,
   User: PublicUser,
   Session,
   ApiKey,

@@ -15,6 +15,11 @@ const CONDITIONAL: Record<string, { read?: 'strong' | 'weak'; write?: number; ta
   createArtist: { write: 201, target: 'the artist collection (the weak tag of its first page)' },
   createAlbum: { write: 201, target: 'the artist' },
   updateArtist: { write: 200 },
+  patchArtist: { write: 200 },
+  updateAlbum: { write: 200 },
+  patchAlbum: { write: 200 },
+  // A 204 has no body, so no tag of one.
+  deleteAlbum: { write: 204 },
 }
 
 const TAG_EXAMPLE = '"q3ZCr0YdUuq1pW4pVfDgxw"'
@@ -90,7 +95,7 @@ export function documentConditional(operation: Operation): void {
       },
     })
   }
-  if (conditional.write) {
+  if (conditional.write && conditional.write !== 204) {
     const written = responses[conditional.write]
     if (written) written.headers = { ...written.headers, ETag: strongTag(`the ${whatOf(operation)} as stored now`) }
   }

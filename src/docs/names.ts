@@ -10,6 +10,8 @@ import type { Operation, Paths, Schema } from './shapes.ts'
  */
 const BODY_NAMES: Record<string, string> = {
   createAlbum: 'AlbumInput',
+  updateAlbum: 'AlbumInput',
+  patchAlbum: 'AlbumPatch',
   createUser: 'NewUser',
   loginUser: 'Credentials',
   createApiKey: 'ApiKeyInput',

@@ -56,10 +56,18 @@ export function jsonBodyOf(parses: unknown): { limit: number } | undefined {
   return undefined
 }
 
+const mediaType = (contentType: string) => contentType.split(';', 1)[0]?.trim().toLowerCase() ?? ''
+
 const isJson = (contentType: string) => {
-  const type = contentType.split(';', 1)[0]?.trim().toLowerCase() ?? ''
+  const type = mediaType(contentType)
   return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'))
 }
+
+/**
+ * What a `PATCH` body may be (RFC 5789 `Accept-Patch`): a JSON merge patch (RFC 7396), also as plain
+ * `application/json`, which many clients send whatever the body means. A JSON Patch (RFC 6902) is not taken.
+ */
+export const ACCEPT_PATCH = 'application/merge-patch+json, application/json'
 
 /** Reads at most `limit` bytes of the body, failing as soon as there is more (chunked bodies included). */
 async function readLimited(request: Request, limit: number): Promise<string> {
@@ -93,6 +101,13 @@ export async function parseJsonBody({ request }: { request: Request }, limit = M
       `The request body must be JSON sent with Content-Type: application/json${contentType ? `, not ${contentType}` : ''}.`,
     )
   }
+  if (request.method === 'PATCH' && !ACCEPT_PATCH.split(', ').includes(mediaType(contentType)))
+    throw new Problem(
+      'unsupported-media-type',
+      `A PATCH body must be a JSON merge patch (RFC 7396) sent with Content-Type: application/merge-patch+json (or application/json), not ${contentType}.`,
+      {},
+      { 'accept-patch': ACCEPT_PATCH },
+    )
   let text: string
   try {
     text = await readLimited(request, limit)

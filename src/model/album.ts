@@ -3,7 +3,7 @@
  * check and the documentation derive.
  */
 import { type Static, Type } from '@sinclair/typebox'
-import { acceptedProperties, servedProperties, storedProperties } from './form.ts'
+import { acceptedProperties, mergePatch, patchProperties, servedProperties, storedProperties } from './form.ts'
 import { IMAGE_RULES, NAME_RULES, RECORD_ID, STORED_ID } from './rules.ts'
 
 /** The earliest year an album may carry. */
@@ -45,13 +45,17 @@ export const AlbumInput = (latestYear: number) =>
   Type.Object(
     {
       id: Type.Optional(
-        Type.Union([Type.Integer(), Type.Null()], { description: 'Ignored: ids are assigned by the service.' }),
+        Type.Union([Type.Integer(), Type.Null()], {
+          description:
+            'Ignored when adding an album (ids are assigned by the service); when replacing one, it must be absent (or null) or equal to the album id in the path.',
+        }),
       ),
       ...acceptedProperties(fields, rules(latestYear), required),
     },
     {
       additionalProperties: false,
-      description: 'An album to add to the artist in the path: fields left out (or null) are unset.',
+      description:
+        'An album to add to the artist in the path, or to replace one with: fields left out (or null) are unset.',
       examples: [
         { name: 'Artaud', year: 1973 },
         { name: 'Clics modernos', year: 1983 },
@@ -61,6 +65,32 @@ export const AlbumInput = (latestYear: number) =>
 
 /** What a client sends to add an album. */
 export type AlbumInput = Static<ReturnType<typeof AlbumInput>>
+
+/** The body of a merge patch (RFC 7396) of an album, with years bounded by `latestYear` as for a new album. */
+export const AlbumPatch = (latestYear: number) =>
+  Type.Object(
+    {
+      id: Type.Optional(
+        Type.Union([Type.Integer(), Type.Null()], {
+          description: 'Must be absent (or null) or equal to the album id in the path.',
+        }),
+      ),
+      ...patchProperties(fields, rules(latestYear), required),
+    },
+    {
+      additionalProperties: false,
+      description:
+        'Changes to an album, as a JSON merge patch (RFC 7396): a field sent replaces its value, null removes it (`name` cannot be removed), a field left out stays as it is.',
+      examples: [{ year: 1973 }, { name: 'Artaud (remastered)', image: null }],
+    },
+  )
+
+/** What a client sends to change some fields of an album. */
+export type AlbumPatch = Static<ReturnType<typeof AlbumPatch>>
+
+/** The fields of `album` with `patch` applied, as `albumFields` makes them of a whole body. */
+export const patchedAlbum = (album: Album, patch: AlbumPatch): Omit<Album, 'id' | 'artistId'> =>
+  albumFields(mergePatch(album, patch) as AlbumInput)
 
 // What a stored album must be: what a client may send, but for the latest year, which moves on with time.
 const storedRules = { ...rules(Number.MAX_SAFE_INTEGER), year: { minimum: FIRST_YEAR } }

@@ -3,7 +3,7 @@
  * check and the documentation derive.
  */
 import { type Static, Type } from '@sinclair/typebox'
-import { acceptedProperties, servedProperties, storedProperties } from './form.ts'
+import { acceptedProperties, mergePatch, patchProperties, servedProperties, storedProperties } from './form.ts'
 import { IMAGE_RULES, NAME_RULES, RECORD_ID, STORED_ID, TEXT_RULES } from './rules.ts'
 
 /** Each field of an artist, as served and documented. */
@@ -72,6 +72,31 @@ export const ArtistInput = Type.Object(
 
 /** What a client sends to create or replace an artist. */
 export type ArtistInput = Static<typeof ArtistInput>
+
+/** The body of a merge patch (RFC 7396) of an artist: the fields to change, null for those to remove. */
+export const ArtistPatch = Type.Object(
+  {
+    id: Type.Optional(
+      Type.Union([Type.Integer(), Type.Null()], {
+        description: 'Must be absent (or null) or equal to the artist id in the path.',
+      }),
+    ),
+    ...patchProperties(fields, rules, required),
+  },
+  {
+    additionalProperties: false,
+    description:
+      'Changes to an artist, as a JSON merge patch (RFC 7396): a field sent replaces its value, null removes it (`name`, which every artist has, cannot be removed), a field left out stays as it is.',
+    examples: [{ band: 'Invisible' }, { description: 'Guitarist, singer and poet.', image: null }],
+  },
+)
+
+/** What a client sends to change some fields of an artist. */
+export type ArtistPatch = Static<typeof ArtistPatch>
+
+/** The fields of `artist` with `patch` applied, as `artistFields` makes them of a whole body (trimmed, blank band unset). */
+export const patchedArtist = (artist: Artist, patch: ArtistPatch): Omit<Artist, 'id'> =>
+  artistFields(mergePatch(artist, patch) as ArtistInput)
 
 /**
  * An artist as a data file may hold it: files written by 0.1 builds hold null for unset fields

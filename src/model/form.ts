@@ -88,5 +88,43 @@ export function storedProperties<F extends TProperties, const R extends keyof F>
   ) as Stored<F, R>
 }
 
+/**
+ * The properties of a merge patch (RFC 7396) of a record: every field optional and held to its rules; an optional
+ * field may also be null, which removes it. A required field cannot be null: the record would lose it.
+ */
+export function patchProperties<F extends TProperties>(
+  fields: F,
+  rules: { [K in keyof F]?: Rules },
+  required: readonly (keyof F)[],
+): TProperties {
+  return build(
+    fields,
+    [],
+    (field, key) => withRules(field, rules[key]),
+    (field, key) => {
+      if (required.includes(key)) return field
+      const { description, error } = field as { description?: string; error?: string }
+      return Type.Union([field, Type.Null()], {
+        ...(description && { description: `${description} Null removes it; left out, it stays as it is.` }),
+        ...(error && { error: `${error}, or null` }),
+      })
+    },
+  )
+}
+
+/**
+ * `current` with the merge patch `patch` applied (RFC 7396, for records whose fields are all plain values): a field
+ * of the patch replaces the record's, a null removes it, a field left out stays; `id` is not a field here.
+ */
+export function mergePatch<T extends object>(current: T, patch: Record<string, unknown>): Record<string, unknown> {
+  const merged: Record<string, unknown> = { ...(current as Record<string, unknown>) }
+  for (const [key, value] of Object.entries(patch)) {
+    if (key === 'id' || value === undefined) continue
+    if (value === null) delete merged[key]
+    else merged[key] = value
+  }
+  return merged
+}
+
 /** The fields of a new record: all but the id, which the store assigns itself. */
 export type New<T> = Omit<T, 'id'>

@@ -500,11 +500,20 @@ function validQuery(operation: OperationSpec): fc.Arbitrary<[string, string][]> 
     )
 }
 
-/** Valid bodies of an operation; a PUT's `id` is absent or the path's, as the document's description says. */
+/** The path parameter whose id a body's `id` must equal (or leave out), as the document's descriptions say. */
+export const ID_IN_PATH: Record<string, string> = {
+  updateArtist: 'artistId',
+  patchArtist: 'artistId',
+  updateAlbum: 'albumId',
+  patchAlbum: 'albumId',
+}
+
+/** Valid bodies of an operation; a PUT's or PATCH's `id` is absent or the path's, as the document says. */
 function validBodyOf(operation: OperationSpec, path: Record<string, string>) {
   const schema = operation.body as Schema
-  if (operation.operationId === 'updateArtist') {
-    const id = Number(path.artistId)
+  const idParam = ID_IN_PATH[operation.operationId]
+  if (idParam) {
+    const id = Number(path[idParam])
     return validBody(schema, { id: fc.constant(id) }).map((body) => {
       if (!Number.isSafeInteger(id)) delete body.id
       return body

@@ -7,6 +7,7 @@ import {
   anonymousPlan,
   asJson,
   duplicatedKeys,
+  ID_IN_PATH,
   invalidPlan,
   type Plan,
   validBody,
@@ -218,7 +219,7 @@ describe('requests generated from the OpenAPI document', () => {
   }, 120_000)
 
   test('duplicated keys: the last one wins, and the verdict is the document’s on the parsed body', async () => {
-    const withBody = operations.filter((operation) => operation.body && operation.operationId !== 'updateArtist')
+    const withBody = operations.filter((operation) => operation.body && !ID_IN_PATH[operation.operationId])
     const world = await World.from(template)
     await fc.assert(
       fc.asyncProperty(

@@ -151,3 +151,29 @@ describe('artists and albums per account per hour', () => {
     expect((await call('/api/v1/artists/2/albums?limit=1')).json.meta.total).toBe(3)
   })
 })
+
+describe('after an album is removed', () => {
+  test('a full artist takes one album again, and only one', async () => {
+    const { call, store } = testApp()
+    await prolific(store, MAX_ALBUMS_PER_ARTIST)
+    expect((await addAlbum(call, asService)).status).toBe(409)
+    expect((await call(`${ARTIST_ALBUMS}/3`, { method: 'DELETE', headers: asService })).status).toBe(204)
+    expect((await addAlbum(call, asService, 'In its place')).status).toBe(201)
+    expect((await addAlbum(call, asService)).status).toBe(409)
+    expect((await call(`${ARTIST_ALBUMS}?limit=1`)).json.meta.total).toBe(MAX_ALBUMS_PER_ARTIST)
+  })
+
+  test("an account's rate of new albums counts additions: a removal gives none back", async () => {
+    const { call, store } = limitedApp(THREE_AN_HOUR)
+    await prolific(store, 0)
+    const { token } = await signedIn(call)
+    const added = []
+    for (const name of ['A', 'B', 'C']) added.push(await addAlbum(call, bearer(token), name))
+    expect(added.map((answer) => answer.status)).toEqual([201, 201, 201])
+    const removed = await call(`${ARTIST_ALBUMS}/${added[0]?.json.id}`, { method: 'DELETE', headers: bearer(token) })
+    expect(removed.status).toBe(204)
+    const refused = await addAlbum(call, bearer(token), 'D')
+    expect(refused.status).toBe(429)
+    expect(refused.headers.get('retry-after')).toBeTruthy()
+  })
+})

@@ -60,7 +60,7 @@ describe('GET /openapi.json', () => {
 
   test('gives every operation a unique operationId, a summary, a description, a tag and its security', () => {
     const ids = operations.map(([, , operation]) => operation.operationId)
-    expect(new Set(ids).size).toBe(17)
+    expect(new Set(ids).size).toBe(21)
     for (const [, , operation] of operations) {
       expect(operation.summary?.length).toBeGreaterThan(5)
       expect(operation.description?.length).toBeGreaterThan(20)
@@ -105,13 +105,29 @@ describe('GET /openapi.json', () => {
       }
   })
 
-  test('takes JSON bodies only, each with examples that are valid bodies', () => {
+  test('takes JSON bodies only (a PATCH a JSON merge patch first), each with examples that are valid bodies', () => {
     const withBodies = operations.filter(([, , operation]) => operation.requestBody)
     expect(withBodies.map(([, , operation]) => operation.operationId).sort()).toEqual(
-      ['createAlbum', 'createApiKey', 'createArtist', 'createUser', 'loginUser', 'updateArtist'].sort(),
+      [
+        'createAlbum',
+        'createApiKey',
+        'createArtist',
+        'createUser',
+        'loginUser',
+        'patchAlbum',
+        'patchArtist',
+        'updateAlbum',
+        'updateArtist',
+      ].sort(),
     )
-    for (const [, , { requestBody }] of withBodies) {
-      expect(Object.keys(requestBody?.content ?? {})).toEqual(['application/json'])
+    for (const [method, , { requestBody }] of withBodies) {
+      expect(Object.keys(requestBody?.content ?? {})).toEqual(
+        method === 'patch' ? ['application/merge-patch+json', 'application/json'] : ['application/json'],
+      )
+      if (method === 'patch')
+        expect(requestBody?.content['application/merge-patch+json']).toEqual(
+          requestBody?.content['application/json'] as never,
+        )
       const media = requestBody?.content['application/json']
       const examples = Object.values(media?.examples ?? {})
       expect(examples.length).toBeGreaterThan(0)
@@ -170,7 +186,19 @@ describe('GET /openapi.json', () => {
     // Every operation of the catalogue but the deprecated delete (always 400) honours both (RFC 9110 section 13).
     const withPreconditions = operations.filter(([, , operation]) => operation.responses['412'])
     expect(withPreconditions.map(([, , operation]) => operation.operationId).sort()).toEqual(
-      ['createAlbum', 'createArtist', 'getAlbum', 'getAllAlbums', 'getAllArtists', 'getArtist', 'updateArtist'].sort(),
+      [
+        'createAlbum',
+        'createArtist',
+        'deleteAlbum',
+        'getAlbum',
+        'getAllAlbums',
+        'getAllArtists',
+        'getArtist',
+        'patchAlbum',
+        'patchArtist',
+        'updateAlbum',
+        'updateArtist',
+      ].sort(),
     )
     for (const [, , operation] of withPreconditions) {
       const stale = operation.responses['412']

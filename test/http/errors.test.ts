@@ -101,7 +101,8 @@ describe('problem details for every error', () => {
   })
 
   test.each([
-    ['PATCH', '/api/v1/artists/1', 'DELETE, GET, HEAD, PUT'],
+    ['POST', '/api/v1/artists/1', 'DELETE, GET, HEAD, PATCH, PUT'],
+    ['POST', '/api/v1/artists/1/albums/1', 'DELETE, GET, HEAD, PATCH, PUT'],
     ['DELETE', '/api/v1/artists', 'GET, HEAD, POST'],
     ['PUT', '/api/v1/artists/1/albums', 'GET, HEAD, POST'],
     ['POST', '/healthz', 'GET, HEAD'],

@@ -59,7 +59,7 @@ describe('createClient', () => {
     api = createClient(server.url, { apiKey: server.apiKey, fetch: recording })
   })
 
-  test('the catalogue: list, read, create, replace, the deprecated delete, albums', async () => {
+  test('the catalogue: list, read, create, replace, patch, the deprecated delete, albums', async () => {
     expect(await api.health()).toEqual({ status: 'ok' })
     const page = await api.artists.list({ limit: 2, offset: 1 })
     expect(page.meta).toMatchObject({ limit: 2, offset: 1, total: 32 })
@@ -74,6 +74,16 @@ describe('createClient', () => {
     const album = await api.albums.create(moris.id, { name: '30 minutos de vida', year: 1970 })
     expect(await api.albums.get(moris.id, album.id)).toEqual(album)
     expect((await api.albums.list(moris.id)).data).toEqual([album])
+    expect(await api.artists.patch(moris.id, { description: null, band: 'Los Beatniks' })).toEqual({
+      id: moris.id,
+      name: 'Moris',
+      band: 'Los Beatniks',
+    })
+    const replaced = await api.albums.update(moris.id, album.id, { name: '30 minutos de vida' })
+    expect(replaced).toEqual({ id: album.id, artistId: moris.id, name: '30 minutos de vida' })
+    expect(await api.albums.patch(moris.id, album.id, { year: 1970 })).toEqual({ ...replaced, year: 1970 })
+    expect(await api.albums.delete(moris.id, album.id)).toBeUndefined()
+    expect((await problemOf(api.albums.get(moris.id, album.id)))?.status).toBe(404)
   })
 
   test('a create sent twice with one idempotencyKey is made once; another body with it is a 422 problem', async () => {
@@ -164,14 +174,23 @@ describe('the types in index.d.ts', () => {
   }
   const schemaOf = (name: string): Schema => document.components?.schemas?.[name] as unknown as Schema
 
-  test.each(['Artist', 'ArtistInput', 'Album', 'AlbumInput', 'User', 'Session', 'ApiKey', 'NewApiKey', 'Problem'])(
-    '%s has the properties of the document’s schema, and requires only what it requires',
-    (name) => {
-      const schema = schemaOf(name)
-      const typed = members(name)
-      expect([...typed.keys()].sort()).toEqual(Object.keys(schema.properties).sort())
-      const required = [...typed].filter(([, optional]) => !optional).map(([key]) => key)
-      expect(required.filter((key) => !schema.required?.includes(key))).toEqual([])
-    },
-  )
+  test.each([
+    'Artist',
+    'ArtistInput',
+    'ArtistPatch',
+    'Album',
+    'AlbumInput',
+    'AlbumPatch',
+    'User',
+    'Session',
+    'ApiKey',
+    'NewApiKey',
+    'Problem',
+  ])('%s has the properties of the document’s schema, and requires only what it requires', (name) => {
+    const schema = schemaOf(name)
+    const typed = members(name)
+    expect([...typed.keys()].sort()).toEqual(Object.keys(schema.properties).sort())
+    const required = [...typed].filter(([, optional]) => !optional).map(([key]) => key)
+    expect(required.filter((key) => !schema.required?.includes(key))).toEqual([])
+  })
 })

@@ -29,7 +29,9 @@ export function createClient(url, options = {}) {
   }
   const call = async (method, path, body, more) => {
     const headers = { accept: 'application/json', ...credentials(), ...options.headers, ...more }
-    if (body !== undefined) headers['content-type'] = 'application/json'
+    // A PATCH body is a JSON merge patch (RFC 7396), and says so.
+    if (body !== undefined)
+      headers['content-type'] = method === 'PATCH' ? 'application/merge-patch+json' : 'application/json'
     const response = await doFetch(`${base}${path}`, {
       method,
       headers,
@@ -61,6 +63,7 @@ export function createClient(url, options = {}) {
       get: (artistId) => call('GET', `/api/v1/artists/${id(artistId)}`),
       create: (artist, createOptions) => call('POST', '/api/v1/artists', artist, keyed(createOptions)),
       update: (artistId, artist) => call('PUT', `/api/v1/artists/${id(artistId)}`, artist),
+      patch: (artistId, changes) => call('PATCH', `/api/v1/artists/${id(artistId)}`, changes),
       delete: (artistId) => call('DELETE', `/api/v1/artists/${id(artistId)}`),
     },
     albums: {
@@ -68,6 +71,10 @@ export function createClient(url, options = {}) {
       get: (artistId, albumId) => call('GET', `/api/v1/artists/${id(artistId)}/albums/${id(albumId)}`),
       create: (artistId, album, createOptions) =>
         call('POST', `/api/v1/artists/${id(artistId)}/albums`, album, keyed(createOptions)),
+      update: (artistId, albumId, album) => call('PUT', `/api/v1/artists/${id(artistId)}/albums/${id(albumId)}`, album),
+      patch: (artistId, albumId, changes) =>
+        call('PATCH', `/api/v1/artists/${id(artistId)}/albums/${id(albumId)}`, changes),
+      delete: (artistId, albumId) => call('DELETE', `/api/v1/artists/${id(artistId)}/albums/${id(albumId)}`),
     },
     user: {
       signup: (user) => call('POST', '/api/v1/user/signup', user),

@@ -309,12 +309,34 @@ export interface Album {
   image?: string
 }
 
-/** An album to add to an artist. */
+/**
+ * Changes to an artist, as a JSON merge patch (RFC 7396): a field sent replaces its value, `null` removes it, a field
+ * left out stays. `name` cannot be removed.
+ */
+export interface ArtistPatch {
+  name?: string
+  description?: string | null
+  image?: string | null
+  band?: string | null
+  /** Must be absent or equal to the path id. */
+  id?: number
+}
+
+/** An album to add to an artist, or to replace one with (fields left out become unset). */
 export interface AlbumInput {
   name: string
   year?: number | null
   image?: string | null
-  /** Ignored: ids are assigned by the service. */
+  /** Ignored on create; on update it must be absent or equal to the path id. */
+  id?: number
+}
+
+/** Changes to an album, as a JSON merge patch (RFC 7396), as {@link ArtistPatch} for an artist. */
+export interface AlbumPatch {
+  name?: string
+  year?: number | null
+  image?: string | null
+  /** Must be absent or equal to the path id. */
   id?: number
 }
 
@@ -431,6 +453,8 @@ export interface Client {
     create(artist: ArtistInput, options?: CreateOptions): Promise<Artist>
     /** `PUT /api/v1/artists/{artistId}`: replaces the whole artist. */
     update(artistId: number, artist: ArtistInput): Promise<Artist>
+    /** `PATCH /api/v1/artists/{artistId}`: changes the fields `changes` names (a JSON merge patch). */
+    patch(artistId: number, changes: ArtistPatch): Promise<Artist>
     /** `DELETE /api/v1/artists/{artistId}`: deprecated; always rejects (400 with valid credentials), deletes nothing. */
     delete(artistId: number): Promise<never>
   }
@@ -441,6 +465,12 @@ export interface Client {
     get(artistId: number, albumId: number): Promise<Album>
     /** `POST /api/v1/artists/{artistId}/albums`; once per `options.idempotencyKey`. */
     create(artistId: number, album: AlbumInput, options?: CreateOptions): Promise<Album>
+    /** `PUT /api/v1/artists/{artistId}/albums/{albumId}`: replaces the whole album. */
+    update(artistId: number, albumId: number, album: AlbumInput): Promise<Album>
+    /** `PATCH /api/v1/artists/{artistId}/albums/{albumId}`: changes the fields `changes` names (a JSON merge patch). */
+    patch(artistId: number, albumId: number, changes: AlbumPatch): Promise<Album>
+    /** `DELETE /api/v1/artists/{artistId}/albums/{albumId}`: removes the album. */
+    delete(artistId: number, albumId: number): Promise<void>
   }
   user: {
     /** `POST /api/v1/user/signup` (password 8–1,024 characters). */
