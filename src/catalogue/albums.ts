@@ -14,6 +14,9 @@ import { CATALOGUE_LIMITS, type Catalogue, rate } from './service.ts'
 
 const albumsOf = (artistId: number) => `/api/v1/artists/${artistId}/albums`
 
+/** A year of a query, validated (digits only), as a number; `undefined` when left out. */
+const yearOf = (value: string | undefined) => (value === undefined ? undefined : Number(value))
+
 /** The answer to a read of `album`: 200 with its strong tag, or 304 when `If-None-Match` names that tag. */
 const readAlbum = (request: Request, album: Album) => {
   const etag = albumTag(album)
@@ -32,11 +35,12 @@ export const albumRoutes = (
     .use(guard)
     .get(
       '',
-      async ({ params, query: { q, sort, ...query }, request }) => {
+      async ({ params, query: { q, sort, year_from, year_to, ...query }, request }) => {
         const artistId = Number(params.artistId)
         const page = pageOf(query)
-        const slice = await catalogue.listAlbums(artistId, page, { q, sort })
-        return paginate(albumsOf(artistId), page, slice, keptQuery({ q, sort }), request)
+        const years = { yearFrom: yearOf(year_from), yearTo: yearOf(year_to) }
+        const slice = await catalogue.listAlbums(artistId, page, { q, sort, ...years })
+        return paginate(albumsOf(artistId), page, slice, keptQuery({ q, sort, year_from, year_to }), request)
       },
       {
         params: ArtistIdParams,
@@ -49,7 +53,7 @@ export const albumRoutes = (
           operationId: 'getAllAlbums',
           summary: "List an artist's albums",
           description:
-            'The albums of one artist, a page at a time, in id order. An artist without albums gives an empty page; an unknown artist is 404. `q` and `sort` (extensions of the published contract) search by name and order by year or name; `meta.total` counts the matches and `meta.next` keeps both.',
+            'The albums of one artist, a page at a time, in id order. An artist without albums gives an empty page; an unknown artist is 404. `q`, `year_from`, `year_to` and `sort` (extensions of the published contract) search by name, keep the albums released in a range of years (both ends included; an album without a year is outside every range; a range whose start is after its end holds none) and order by id, year or name, either way; `meta.total` counts the matches and `meta.next` keeps them all.',
           tags: ['Artists'],
           security: publicAccess,
         },

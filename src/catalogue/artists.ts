@@ -71,7 +71,7 @@ export const artistRoutes = (
           operationId: 'getAllArtists',
           summary: 'List artists',
           description:
-            'The legends of Argentine rock, a page at a time, in id order. Follow `meta.next` for the next page; it is `null` on the last one. `q` and `sort` (extensions of the published contract) search by name or band and order by name; `meta.total` counts the matches and `meta.next` keeps both.',
+            'The legends of Argentine rock, a page at a time, in id order. Follow `meta.next` for the next page; it is `null` on the last one. `q` and `sort` (extensions of the published contract) search by name or band and order by id or name, either way (`-id`: newest first); `meta.total` counts the matches and `meta.next` keeps both.',
           tags: ['Artists'],
           security: publicAccess,
         },

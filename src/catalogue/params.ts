@@ -40,22 +40,34 @@ export const ArtistListQuery = t.Object({
       ARTIST_SORTS,
       sortOptions(
         ARTIST_SORTS,
-        'The order: `id` (the default), `name` or `-name` (descending), names compared as a Spanish reader does.',
+        'The order: `id` (the default), `-id` (newest first), `name` or `-name` (descending), names compared as a Spanish reader does.',
       ),
     ),
   ),
 })
 
-/** The query of an artist's album list: a page, a search by name, an order. */
+const yearBound = (end: string) =>
+  t.Optional(
+    IntegerParam({
+      minimum: 0,
+      maximum: 9999n,
+      description: `Only albums released ${end}, this year included; albums without a year are left out. An extension of the published contract.`,
+      error: 'a year from 0 to 9999, written in digits only',
+    }),
+  )
+
+/** The query of an artist's album list: a page, a search by name, a range of years, an order. */
 export const AlbumListQuery = t.Object({
   ...PageQuery.properties,
   q: searchText('albums whose name contains'),
+  year_from: yearBound('in or after this year'),
+  year_to: yearBound('in or before this year'),
   sort: t.Optional(
     t.UnionEnum(
       ALBUM_SORTS,
       sortOptions(
         ALBUM_SORTS,
-        'The order: `id` (the default), `year`, `-year` (albums without a year last either way) or `name`.',
+        'The order: `id` (the default), `-id` (newest first), `year`, `-year` (albums without a year last either way), `name` or `-name`.',
       ),
     ),
   ),

@@ -10,7 +10,7 @@ import {
   NotFoundError,
   TooManyAttemptsError,
 } from '../model/errors.ts'
-import type { AlbumSort, ArtistSort, ListQuery } from '../model/search.ts'
+import type { AlbumQuery, ArtistSort, ListQuery } from '../model/search.ts'
 import { albumTag, artistTag, holds, type Precondition, recordTag, StaleVersionError } from '../store/entity-tag.ts'
 import { AlbumLimitError, type Limiter, type Page, type RateLimit, type Slice, type Store } from '../store/store.ts'
 import { withCommas } from '../text/numbers.ts'
@@ -178,8 +178,11 @@ export class Catalogue {
     )
   }
 
-  /** One page of the albums of artist `artistId` matching `query.q` by name, in `query.sort` order (id by default). */
-  async listAlbums(artistId: number, page: Page, query: ListQuery<AlbumSort> = {}): Promise<Slice<Album>> {
+  /**
+   * One page of the albums of artist `artistId` matching `query.q` by name and in its range of years, in
+   * `query.sort` order (id by default).
+   */
+  async listAlbums(artistId: number, page: Page, query: AlbumQuery = {}): Promise<Slice<Album>> {
     const slice = await this.store.albums.listByArtist(artistId, page, query)
     if (!slice) throw unknownArtist(artistId)
     return slice

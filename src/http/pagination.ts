@@ -62,11 +62,18 @@ export const pageOf = (query: { limit?: string; offset?: string }) => ({
 })
 
 /**
- * The search and order a list was asked with, as its next page keeps them (`&q=…&sort=…`, encoded); empty for the
- * whole list in the default order (`sort=id`), the common case.
+ * The search, order and filters a list was asked with, as its next page keeps them (`&q=…&sort=…&year_from=…`,
+ * encoded, in the order given); empty for the whole list in the default order (`sort=id`), the common case.
  */
-export function keptQuery({ q, sort }: { q?: string; sort?: string }): string {
-  return `${q ? `&q=${encodeURIComponent(q)}` : ''}${sort && sort !== 'id' ? `&sort=${encodeURIComponent(sort)}` : ''}`
+export function keptQuery({
+  q,
+  sort,
+  ...filters
+}: { q?: string; sort?: string } & Record<string, string | undefined>): string {
+  let kept = `${q ? `&q=${encodeURIComponent(q)}` : ''}${sort && sort !== 'id' ? `&sort=${encodeURIComponent(sort)}` : ''}`
+  for (const [name, value] of Object.entries(filters))
+    if (value !== undefined) kept += `&${name}=${encodeURIComponent(value)}`
+  return kept
 }
 
 /** The `meta` of a page of a list at `path`: the limit and offset applied, the total, and the next page's link. */

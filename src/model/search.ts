@@ -6,10 +6,10 @@
 /** The longest search text, in characters: the API refuses a longer one; the pages search for its start. */
 export const MAX_SEARCH_LENGTH = 200
 
-/** The orders of the artist list: by id (the default), by name, by name descending. */
-export const ARTIST_SORTS = ['id', 'name', '-name'] as const
-/** The orders of an artist's album list: by id (the default), by year either way, by name. */
-export const ALBUM_SORTS = ['id', 'year', '-year', 'name'] as const
+/** The orders of the artist list: by id (the default) or name, either way (`-` descending). */
+export const ARTIST_SORTS = ['id', '-id', 'name', '-name'] as const
+/** The orders of an artist's album list: by id (the default), year or name, either way. */
+export const ALBUM_SORTS = ['id', '-id', 'year', '-year', 'name', '-name'] as const
 
 /** An order of the artist list. */
 export type ArtistSort = (typeof ARTIST_SORTS)[number]
@@ -20,6 +20,21 @@ export type AlbumSort = (typeof ALBUM_SORTS)[number]
 export interface ListQuery<S extends string> {
   q?: string
   sort?: S
+}
+
+/**
+ * What an album list is narrowed by besides `q`: the years from `yearFrom` to `yearTo`, both included, either end
+ * open when left out. An album without a year is outside every range: its year is unknown, not any year.
+ */
+export interface AlbumQuery extends ListQuery<AlbumSort> {
+  yearFrom?: number
+  yearTo?: number
+}
+
+/** Whether `year` is in the range of `query` (always, when the query names no range). */
+export function inYears(year: number | undefined, { yearFrom, yearTo }: AlbumQuery): boolean {
+  if (yearFrom === undefined && yearTo === undefined) return true
+  return year !== undefined && (yearFrom === undefined || year >= yearFrom) && (yearTo === undefined || year <= yearTo)
 }
 
 const MARKS = /\p{M}/gu

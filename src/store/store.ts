@@ -9,7 +9,7 @@ import type { Artist } from '../model/artist.ts'
 import type { CatalogueEntry } from '../model/catalogue.ts'
 import type { Credential, NewCredential } from '../model/credential.ts'
 import type { New } from '../model/form.ts'
-import type { AlbumSort, ArtistSort, ListQuery } from '../model/search.ts'
+import type { AlbumQuery, ArtistSort, ListQuery } from '../model/search.ts'
 import type { StoreDocument } from '../model/store-document.ts'
 import type { NewUser, User } from '../model/user.ts'
 import type { StoreAvailability } from './availability.ts'
@@ -227,8 +227,11 @@ export interface Store {
   }
   readonly albums: {
     get(id: number): Promise<Album | undefined>
-    /** A page of the artist's albums matching `query`, as for artists; `undefined` when there is no such artist. */
-    listByArtist(artistId: number, page: Page, query?: ListQuery<AlbumSort>): Promise<Slice<Album> | undefined>
+    /**
+     * A page of the artist's albums matching `query` (by name, and in its range of years), as for artists;
+     * `undefined` when there is no such artist.
+     */
+    listByArtist(artistId: number, page: Page, query?: AlbumQuery): Promise<Slice<Album> | undefined>
     /**
      * `undefined` when there is no such artist; rejects with {@link AlbumLimitError} when the artist already has
      * {@link MAX_ALBUMS_PER_ARTIST} albums, counted in the same step as the insert. With `condition`, only while it

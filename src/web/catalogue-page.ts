@@ -10,7 +10,12 @@ import { pageNumber, queryText } from './query.ts'
 
 /** Artists on one page of `/`: a grid of four rows of three on a wide screen. */
 export const ARTISTS_PER_PAGE = 12
-const SORT_LABELS: Record<ArtistSort, string> = { id: 'Catalogue order', name: 'Name, A–Z', '-name': 'Name, Z–A' }
+const SORT_LABELS: Record<ArtistSort, string> = {
+  id: 'Catalogue order',
+  '-id': 'Newest first',
+  name: 'Name, A–Z',
+  '-name': 'Name, Z–A',
+}
 
 /** What `/` was asked for: a search, an order and a page number. */
 interface Listing {

@@ -113,7 +113,7 @@ describe('GET /api/v1/artists?sort=', () => {
       const { call } = testApp()
       const { status, json } = await call(`/api/v1/artists?sort=${encodeURIComponent(sort)}`)
       expect(status).toBe(400)
-      expect(json.errors).toEqual([{ parameter: 'sort', detail: 'must be one of id, name, -name' }])
+      expect(json.errors).toEqual([{ parameter: 'sort', detail: 'must be one of id, -id, name, -name' }])
     },
   )
 
@@ -159,6 +159,14 @@ describe('GET /api/v1/artists/{artistId}/albums?q=&sort=', () => {
     ['sort=-year', ['Kamikaze', 'Ártico', 'Artaud', 'Almendra', 'Sin fecha']],
     ['sort=name', ['Almendra', 'Artaud', 'Ártico', 'Kamikaze', 'Sin fecha']],
     ['sort=id', ['Artaud', 'Kamikaze', 'Sin fecha', 'Almendra', 'Ártico']],
+    ['sort=-id', ['Ártico', 'Almendra', 'Sin fecha', 'Kamikaze', 'Artaud']],
+    ['sort=-name', ['Sin fecha', 'Kamikaze', 'Ártico', 'Artaud', 'Almendra']],
+    ['year_from=1973&year_to=1982', ['Artaud', 'Kamikaze', 'Ártico']],
+    ['year_from=1973', ['Artaud', 'Kamikaze', 'Ártico']],
+    ['year_to=1973&sort=-year', ['Artaud', 'Almendra']],
+    ['year_from=1982&year_to=1982&sort=name', ['Ártico', 'Kamikaze']],
+    ['year_from=1990&year_to=1970', []],
+    ['q=a&year_to=1980&sort=-id', ['Almendra', 'Artaud']],
     ['q=ART', ['Artaud', 'Ártico']],
     ['q=artico&sort=-year', ['Ártico']],
     ['q=a&sort=name&limit=2', ['Almendra', 'Artaud']],
@@ -167,6 +175,25 @@ describe('GET /api/v1/artists/{artistId}/albums?q=&sort=', () => {
     const { status, json } = await call(`/api/v1/artists/1/albums?${query}`)
     expect(status).toBe(200)
     expect(names(json)).toEqual(expected)
+  })
+
+  test('meta.next keeps the range of years, and the totals count within it', async () => {
+    const { call } = await withAlbums()
+    const first = await call('/api/v1/artists/1/albums?year_from=1970&year_to=1990&sort=-id&limit=2')
+    expect(first.json.meta).toEqual({
+      limit: 2,
+      offset: 0,
+      total: 3,
+      next: '/api/v1/artists/1/albums?limit=2&offset=2&sort=-id&year_from=1970&year_to=1990',
+    })
+    expect(names((await call(first.json.meta.next)).json)).toEqual(['Artaud'])
+  })
+
+  test.each(['1970.5', '-1', '10000', 'abc', ''])('year_from=%p is a 400 problem naming it', async (year) => {
+    const { call } = await withAlbums()
+    const { status, json } = await call(`/api/v1/artists/1/albums?year_from=${year}`)
+    expect(status).toBe(400)
+    expect(json.errors).toEqual([{ parameter: 'year_from', detail: expect.stringContaining('a year from 0 to 9999') }])
   })
 
   test('meta.next keeps q and sort', async () => {
@@ -182,8 +209,8 @@ describe('GET /api/v1/artists/{artistId}/albums?q=&sort=', () => {
 
   test('an unknown sort is a 400 problem naming the allowed values; an unknown artist stays 404', async () => {
     const { call } = await withAlbums()
-    expect((await call('/api/v1/artists/1/albums?sort=-name')).json.errors).toEqual([
-      { parameter: 'sort', detail: 'must be one of id, year, -year, name' },
+    expect((await call('/api/v1/artists/1/albums?sort=genre')).json.errors).toEqual([
+      { parameter: 'sort', detail: 'must be one of id, -id, year, -year, name, -name' },
     ])
     expect((await call('/api/v1/artists/9/albums?q=x')).status).toBe(404)
   })
@@ -196,7 +223,7 @@ describe('the store’s search and name order, against a plain filter and sort',
   const write = fc.oneof(
     artistFields.map((fields) => ({ kind: 'insert' as const, fields })),
     fc.tuple(fc.nat(), artistFields).map(([at, fields]) => ({ kind: 'replace' as const, at, fields })),
-    fc.constantFrom('id', 'name', '-name').map((sort) => ({ kind: 'read' as const, sort })),
+    fc.constantFrom<ArtistSort>('id', '-id', 'name', '-name').map((sort) => ({ kind: 'read' as const, sort })),
   )
 
   test('any writes, reads between them, then any search in any order: the same artists in the same order', async () => {
@@ -204,7 +231,7 @@ describe('the store’s search and name order, against a plain filter and sort',
       fc.asyncProperty(
         fc.array(write, { maxLength: 40 }),
         fc.string({ unit: letters, maxLength: 3 }),
-        fc.constantFrom<ArtistSort>('id', 'name', '-name'),
+        fc.constantFrom<ArtistSort>('id', '-id', 'name', '-name'),
         fc.nat(5),
         fc.integer({ min: 1, max: 8 }),
         async (writes, q, sort, offset, limit) => {
@@ -229,7 +256,13 @@ describe('the store’s search and name order, against a plain filter and sort',
           )
           const byName = (a: Artist, b: Artist) => compareNames(a.name, b.name) || a.id - b.id
           const ordered =
-            sort === 'id' ? matches : sort === 'name' ? matches.toSorted(byName) : matches.toSorted(byName).reverse()
+            sort === 'id'
+              ? matches
+              : sort === '-id'
+                ? matches.toReversed()
+                : sort === 'name'
+                  ? matches.toSorted(byName)
+                  : matches.toSorted(byName).reverse()
           const page = await store.artists.list({ limit, offset }, { q, sort })
           expect(page.total).toBe(ordered.length)
           expect(page.items.map((artist) => artist.id)).toEqual(
@@ -244,13 +277,17 @@ describe('the store’s search and name order, against a plain filter and sort',
 
 describe('/openapi.json', () => {
   test.each([
-    ['/api/v1/artists', ['id', 'name', '-name']],
-    ['/api/v1/artists/{artistId}/albums', ['id', 'year', '-year', 'name']],
-  ])('documents q and sort on %s as extensions of the published contract', async (path, sorts) => {
+    ['/api/v1/artists', ['id', '-id', 'name', '-name'], ['limit', 'offset', 'q', 'sort']],
+    [
+      '/api/v1/artists/{artistId}/albums',
+      ['id', '-id', 'year', '-year', 'name', '-name'],
+      ['limit', 'offset', 'q', 'year_from', 'year_to', 'sort'],
+    ],
+  ])('documents q and sort on %s as extensions of the published contract', async (path, sorts, names) => {
     const parameters = (await servedDocument()).paths[path]?.get?.parameters ?? []
     const query = parameters.filter((parameter) => parameter.in === 'query')
     const byName = Object.fromEntries(query.map((parameter) => [parameter.name, parameter]))
-    expect(Object.keys(byName)).toEqual(['limit', 'offset', 'q', 'sort'])
+    expect(Object.keys(byName)).toEqual(names)
     expect(byName.q?.schema).toMatchObject({ type: 'string', maxLength: 200 })
     expect(byName.sort?.schema).toMatchObject({ type: 'string', enum: sorts, default: 'id' })
     for (const name of ['q', 'sort']) expect(byName[name]?.description).toContain('extension of the published contract')

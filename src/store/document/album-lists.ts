@@ -1,5 +1,5 @@
 import type { Album } from '../../model/album.ts'
-import { type AlbumSort, compareKeys, type ListQuery, nameKey, searchable } from '../../model/search.ts'
+import { type AlbumQuery, type AlbumSort, compareKeys, inYears, nameKey, searchable } from '../../model/search.ts'
 import type { Page, Slice } from '../store.ts'
 
 const folded = new WeakMap<Album, string>()
@@ -33,9 +33,12 @@ const byYear = (direction: 1 | -1) => (a: Album, b: Album) =>
 type Order = Exclude<AlbumSort, 'id'>
 
 const orders: Record<Order, (a: Album, b: Album) => number> = {
+  '-id': (a, b) => b.id - a.id,
   year: byYear(1),
   '-year': byYear(-1),
   name: (a, b) => compareKeys(keyOf(a), keyOf(b)) || a.id - b.id,
+  // The name order reversed, ties included, as the artists' `-name` is.
+  '-name': (a, b) => compareKeys(keyOf(b), keyOf(a)) || b.id - a.id,
 }
 
 /** The orders of one artist's albums sorted so far, for the list as long as `length`. */
@@ -66,18 +69,20 @@ function inOrder(albums: readonly Album[], order: Order): readonly Album[] {
 }
 
 /**
- * One page of `albums` (one artist's, in id order) matching `q` in their names, ignoring case and accents, in the
- * order `sort` names. Folded names and name keys are made once per record, and each order once per state of the
- * list, so a request filters at most (one scan of folded names) and never sorts the same list again.
+ * One page of `albums` (one artist's, in id order) matching `q` in their names, ignoring case and accents, and in
+ * the query's range of years, in the order `sort` names. Folded names and name keys are made once per record, and
+ * each order once per state of the list, so a request filters at most (one scan of the artist's albums) and never
+ * sorts the same list again.
  */
-export function listAlbums(
-  albums: readonly Album[],
-  { limit, offset }: Page,
-  { q = '', sort = 'id' }: ListQuery<AlbumSort>,
-): Slice<Album> {
+export function listAlbums(albums: readonly Album[], { limit, offset }: Page, query: AlbumQuery): Slice<Album> {
+  const { q = '', sort = 'id' } = query
   const needle = searchable(q)
   const ordered = sort === 'id' ? albums : inOrder(albums, sort)
+  const ranged = query.yearFrom !== undefined || query.yearTo !== undefined
   // Filtering an ordered list keeps its order: the matches need no sort of their own.
-  const selected = needle === '' ? ordered : ordered.filter((album) => foldedName(album).includes(needle))
+  const selected =
+    needle === '' && !ranged
+      ? ordered
+      : ordered.filter((album) => (needle === '' || foldedName(album).includes(needle)) && inYears(album.year, query))
   return { items: selected.slice(offset, offset + limit), total: selected.length }
 }

@@ -67,15 +67,19 @@ export class ArtistLists {
     }
   }
 
-  /** One page of the artists matching `q` (all of them when empty), in the order `sort` names (id by default). */
+  /**
+   * One page of the artists matching `q` (all of them when empty), in the order `sort` names (id by default). A
+   * descending order is its ascending one read from the end: no list is sorted for it.
+   */
   list({ limit, offset }: Page, { q = '', sort = 'id' }: ListQuery<ArtistSort>): Slice<Artist> {
     const needle = searchable(q)
-    const reversed = sort === '-name'
+    const reversed = sort.startsWith('-')
+    const byName = sort === 'name' || sort === '-name'
     let ordered: readonly Artist[]
-    if (needle === '') ordered = sort === 'id' ? this.records() : this.nameOrder()
+    if (needle === '') ordered = byName ? this.nameOrder() : this.records()
     else {
       const found = this.find(needle)
-      if (sort === 'id') ordered = found
+      if (!byName) ordered = found
       else if (found.length <= SORT_MATCHES_UP_TO) ordered = found.sort(byNameThenId)
       else {
         // Flags by id: a walk of the name order with one array read per artist. Ids are counters, so the array is

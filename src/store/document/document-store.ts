@@ -6,7 +6,7 @@ import type { CatalogueEntry } from '../../model/catalogue.ts'
 import { type Credential, isDead, type NewCredential } from '../../model/credential.ts'
 import { emailKey } from '../../model/email.ts'
 import type { New } from '../../model/form.ts'
-import type { AlbumSort, ArtistSort, ListQuery } from '../../model/search.ts'
+import type { AlbumQuery, ArtistSort, ListQuery } from '../../model/search.ts'
 import type { StoreDocument } from '../../model/store-document.ts'
 import type { NewUser, User } from '../../model/user.ts'
 import { StoreAvailability } from '../availability.ts'
@@ -144,11 +144,7 @@ export class DocumentStore implements Store {
 
   readonly albums = {
     get: async (id: number): Promise<Album | undefined> => this.records.album(id),
-    listByArtist: async (
-      artistId: number,
-      page: Page,
-      query: ListQuery<AlbumSort> = {},
-    ): Promise<Slice<Album> | undefined> => {
+    listByArtist: async (artistId: number, page: Page, query: AlbumQuery = {}): Promise<Slice<Album> | undefined> => {
       const albums = this.records.albumsOf(artistId)
       return albums && listAlbums(albums, page, query)
     },

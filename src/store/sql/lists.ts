@@ -1,19 +1,26 @@
 import type { SQL } from 'bun'
 import type { Album } from '../../model/album.ts'
 import type { Artist } from '../../model/artist.ts'
-import type { AlbumSort, ArtistSort, ListQuery } from '../../model/search.ts'
+import type { AlbumQuery, AlbumSort, ArtistSort, ListQuery } from '../../model/search.ts'
 import type { Page, Slice } from '../store.ts'
 import { albumNeedle, albumOf, artistNeedle, artistOf } from './rows.ts'
 
 // Orders as the document store's lists have them (artist-lists.ts, album-lists.ts): ties by id; `-name` is the name
 // order reversed, ties included; an album without a year comes last in both directions. Constants only: these are
 // the only text put into a query unescaped.
-const ARTIST_ORDERS: Record<ArtistSort, string> = { id: 'id', name: 'name_key, id', '-name': 'name_key DESC, id DESC' }
+const ARTIST_ORDERS: Record<ArtistSort, string> = {
+  id: 'id',
+  '-id': 'id DESC',
+  name: 'name_key, id',
+  '-name': 'name_key DESC, id DESC',
+}
 const ALBUM_ORDERS: Record<AlbumSort, string> = {
   id: 'id',
+  '-id': 'id DESC',
   year: '(year IS NULL), year, id',
   '-year': '(year IS NULL), year DESC, id',
   name: 'name_key, id',
+  '-name': 'name_key DESC, id DESC',
 }
 
 /**
@@ -59,19 +66,22 @@ export async function listArtists(
 }
 
 /**
- * A page of an artist's albums matching `query`, and their total (the artist's `album_count`, or the count of the
- * matches); `undefined` for an unknown artist.
+ * A page of an artist's albums matching `query` (by name, in a range of years), and their total (the artist's
+ * `album_count`, or the count of the matches); `undefined` for an unknown artist. An album without a year is outside
+ * every range (`NULL` compares to nothing).
  */
 export async function listAlbums(
   sql: SQL,
   artistId: number,
   page: Page,
-  query: ListQuery<AlbumSort>,
+  query: AlbumQuery,
 ): Promise<Slice<Album> | undefined> {
   const needle = albumNeedle(query.q)
   const order = sql.unsafe(ALBUM_ORDERS[query.sort ?? 'id'] ?? ALBUM_ORDERS.id)
+  const from = query.yearFrom ?? null
+  const to = query.yearTo ?? null
   const rows =
-    needle === ''
+    needle === '' && from === null && to === null
       ? await sql`
         SELECT ar.album_count AS total, al.id, al.artist_id, al.name, al.year, al.image
         FROM rl_artists AS ar LEFT JOIN LATERAL (
@@ -81,11 +91,14 @@ export async function listAlbums(
         WHERE ar.id = ${artistId}`
       : await sql`
         SELECT
-          (SELECT count(*) FROM rl_albums WHERE artist_id = ar.id AND strpos(folded_name, ${needle}) > 0) AS total,
+          (SELECT count(*) FROM rl_albums WHERE artist_id = ar.id AND strpos(folded_name, ${needle}) > 0
+            AND (${from}::int IS NULL OR year >= ${from}::int) AND (${to}::int IS NULL OR year <= ${to}::int)
+          ) AS total,
           al.id, al.artist_id, al.name, al.year, al.image
         FROM rl_artists AS ar LEFT JOIN LATERAL (
           SELECT id, artist_id, name, year, image FROM rl_albums
           WHERE artist_id = ar.id AND strpos(folded_name, ${needle}) > 0
+            AND (${from}::int IS NULL OR year >= ${from}::int) AND (${to}::int IS NULL OR year <= ${to}::int)
           ORDER BY ${order} LIMIT ${page.limit} OFFSET ${page.offset}
         ) AS al ON true
         WHERE ar.id = ${artistId}`

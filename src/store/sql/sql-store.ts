@@ -7,7 +7,7 @@ import type { CatalogueEntry } from '../../model/catalogue.ts'
 import type { Credential, NewCredential } from '../../model/credential.ts'
 import { emailKey } from '../../model/email.ts'
 import type { New } from '../../model/form.ts'
-import type { AlbumSort, ArtistSort, ListQuery } from '../../model/search.ts'
+import type { AlbumQuery, ArtistSort, ListQuery } from '../../model/search.ts'
 import type { StoreDocument, StoredDocument } from '../../model/store-document.ts'
 import { upgradeDocument } from '../../model/upgrade.ts'
 import type { NewUser, User } from '../../model/user.ts'
@@ -375,11 +375,7 @@ export class SqlStore implements Store {
   readonly albums = {
     get: (id: number): Promise<Album | undefined> =>
       validId(id) ? this.batched(this.albumReads, id) : Promise.resolve(undefined),
-    listByArtist: (
-      artistId: number,
-      page: Page,
-      query: ListQuery<AlbumSort> = {},
-    ): Promise<Slice<Album> | undefined> =>
+    listByArtist: (artistId: number, page: Page, query: AlbumQuery = {}): Promise<Slice<Album> | undefined> =>
       validId(artistId) ? this.read(() => listAlbums(this.sql, artistId, page, query)) : Promise.resolve(undefined),
     insert: (fields: New<Album>, condition?: Precondition): Promise<Album | undefined> => {
       if (!validId(fields.artistId)) return Promise.resolve(undefined)
