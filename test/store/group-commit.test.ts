@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { Low, Memory } from 'lowdb'
+import type { Album } from '../../src/model/album.ts'
 import type { StoreDocument } from '../../src/model/store-document.ts'
 import type { Batch } from '../../src/store/document/batch.ts'
 import { emptyDocument } from '../../src/store/document/document.ts'
@@ -121,6 +122,30 @@ describe('GroupCommit', () => {
     state.release()
     expect(await later).toBe('later')
     expect(records.doc.artists).toEqual([{ id: 1, name: 'later' }])
+  })
+
+  test('a failed commit puts a removed album back, with its artist and its place in the list', async () => {
+    const { state, records, commits } = slowStore()
+    const albums = (batch: Batch) => {
+      batch.put('artists', { id: batch.nextId('artists'), name: 'Spinetta' })
+      for (const name of ['Artaud', 'Pescado 2', 'Kamikaze'])
+        batch.put('albums', { id: batch.nextId('albums'), artistId: 1, name })
+    }
+    const loaded = commits.submit(albums)
+    await tick()
+    state.release()
+    await loaded
+    state.fail = true
+    const removal = commits
+      .submit((batch) => batch.remove('albums', records.album(2) as Album))
+      .catch((error: Error) => error.message)
+    await tick()
+    expect(records.albumsOf(1)?.map((album) => album.id)).toEqual([1, 3])
+    expect(state.entries.at(-1)?.removed).toEqual({ albums: [2] })
+    state.release()
+    expect(await removal).toBe('the change could not be saved: disk full')
+    expect(records.doc.albums.map((album) => album.id)).toEqual([1, 2, 3])
+    expect(records.albumsOf(1)?.map((album) => album.name)).toEqual(['Artaud', 'Pescado 2', 'Kamikaze'])
   })
 
   test('bookkeeping noted while a commit is in flight rides with the next one', async () => {
