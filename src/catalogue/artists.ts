@@ -88,7 +88,7 @@ export const artistRoutes = (
           operationId: 'getArtist',
           summary: 'Get one artist',
           description:
-            "One artist by id. An id that is not a positive integer is 400; a well-formed id no artist has is 404. The answer carries the artist's version as a strong `ETag`: send it back in `If-None-Match` to get 304 while the artist is unchanged, or in `If-Match` on `PUT` so as not to overwrite a change made since.",
+            "One artist by id. An id that is not a positive integer is 400; a well-formed id no artist has is 404. The answer carries the artist's version as a strong `ETag`: send it back in `If-None-Match` to get 304 while the artist is unchanged, or in `If-Match` on `PUT` or `PATCH` so as not to overwrite a change made since.",
           tags: ['Artists'],
           security: publicAccess,
         },

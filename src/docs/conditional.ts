@@ -32,7 +32,7 @@ const header = (description: string, examples: string[]): Header => ({
 
 const strongTag = (what: string) =>
   header(
-    `The version of ${what} (a strong entity tag): send it in \`If-None-Match\` to ask whether it changed, or in \`If-Match\` on \`PUT\` so as not to overwrite a change made since.`,
+    `The version of ${what} (a strong entity tag): send it in \`If-None-Match\` to ask whether it changed, or in \`If-Match\` on a write (\`PUT\`, \`PATCH\`, \`DELETE\`) so as not to overwrite a change made since.`,
     [TAG_EXAMPLE],
   )
 
