@@ -181,7 +181,9 @@ describe('GET /openapi.json', () => {
       ['updateArtist', '200'],
     ] as const) {
       expect(byId(operationId).responses[status]?.headers?.ETag?.required).toBe(true)
-      expect(headerNames(operationId)).toEqual(['If-Match', 'If-None-Match'])
+      // A create is also safe to retry with its Idempotency-Key.
+      const retried = status === '201' ? ['Idempotency-Key'] : []
+      expect(headerNames(operationId)).toEqual(['If-Match', 'If-None-Match', ...retried])
     }
     // Every operation of the catalogue but the deprecated delete (always 400) honours both (RFC 9110 section 13).
     const withPreconditions = operations.filter(([, , operation]) => operation.responses['412'])
