@@ -116,7 +116,7 @@ export function createApp({
   })
   const latestYear = now().getUTCFullYear() + 1
   // Creates run once per `Idempotency-Key` of each account, their answers kept in the store.
-  const once = idempotentCreates(store, now, report, idempotency)
+  const once = idempotentCreates(store, now, idempotency)
   // Elysia finds the path after the first 11 characters of the URL unless told otherwise, assuming a host of at least
   // four ("http://a.bc"): a `Host: x` (or `a:1`) request, which Bun's own routing serves right, would be routed by
   // what follows `/api/` when the app answers through `handle` (--fixtures, a takeover).

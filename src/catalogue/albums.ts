@@ -81,10 +81,13 @@ export const albumRoutes = (
     .post(
       '',
       ({ params, body, caller, request }) =>
-        once(request, caller, body, async () => {
-          const artistId = Number(params.artistId)
-          const album = await catalogue.createAlbum(artistId, body, caller, preconditionOf(request))
-          return { location: `${albumsOf(artistId)}/${album.id}`, etag: albumTag(album), record: album }
+        once<Album>(request, caller, body, {
+          create: (keep) => catalogue.createAlbum(Number(params.artistId), body, caller, preconditionOf(request), keep),
+          created: (album) => ({
+            location: `${albumsOf(album.artistId)}/${album.id}`,
+            etag: albumTag(album),
+            record: album,
+          }),
         }),
       {
         auth: true,

@@ -97,10 +97,12 @@ export const artistRoutes = (
     .post(
       '',
       ({ body, caller, request }) =>
-        once(request, caller, body, async () => {
-          if (preconditionOf(request)) await collectionCondition(request)
-          const artist = await catalogue.createArtist(body, caller)
-          return { location: `${BASE}/${artist.id}`, etag: artistTag(artist), record: artist }
+        once<Artist>(request, caller, body, {
+          create: async (keep) => {
+            if (preconditionOf(request)) await collectionCondition(request)
+            return catalogue.createArtist(body, caller, keep)
+          },
+          created: (artist) => ({ location: `${BASE}/${artist.id}`, etag: artistTag(artist), record: artist }),
         }),
       {
         auth: true,

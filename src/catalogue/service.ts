@@ -12,6 +12,7 @@ import {
 } from '../model/errors.ts'
 import type { AlbumQuery, ArtistSort, ListQuery } from '../model/search.ts'
 import { albumTag, artistTag, holds, type Precondition, recordTag, StaleVersionError } from '../store/entity-tag.ts'
+import type { KeepAnswer } from '../store/idempotency.ts'
 import { AlbumLimitError, type Limiter, type Page, type RateLimit, type Slice, type Store } from '../store/store.ts'
 import { withCommas } from '../text/numbers.ts'
 
@@ -139,10 +140,11 @@ export class Catalogue {
 
   /**
    * Adds an artist for `caller`; the id is assigned here, whatever the client sent. A user's account is refused
-   * with {@link TooManyAttemptsError} past its rate of new artists.
+   * with {@link TooManyAttemptsError} past its rate of new artists. `keep` goes to the store's insert (an
+   * `Idempotency-Key`'s answer, kept in the same write).
    */
-  createArtist(input: ArtistInput, caller: Caller): Promise<Artist> {
-    return withinQuota(this.artistQuota, caller, () => this.store.artists.insert(artistFields(input)))
+  createArtist(input: ArtistInput, caller: Caller, keep?: KeepAnswer<Artist>): Promise<Artist> {
+    return withinQuota(this.artistQuota, caller, () => this.store.artists.insert(artistFields(input), keep))
   }
 
   /**
@@ -257,12 +259,18 @@ export class Catalogue {
    * Adds an album to artist `artistId` for `caller`. Refused with {@link ConflictError} when the artist already has
    * the most albums an artist may have (whoever asks), and with {@link TooManyAttemptsError} past a user's rate. With
    * `condition`, only while it holds for the artist as stored (the album list is part of it): otherwise
-   * {@link ChangedSinceReadError}.
+   * {@link ChangedSinceReadError}. With `keep`, the answer of its `Idempotency-Key` lands in the same write.
    */
-  createAlbum(artistId: number, input: AlbumInput, caller: Caller, condition?: Precondition): Promise<Album> {
+  createAlbum(
+    artistId: number,
+    input: AlbumInput,
+    caller: Caller,
+    condition?: Precondition,
+    keep?: KeepAnswer<Album>,
+  ): Promise<Album> {
     return withinQuota(this.albumQuota, caller, async () => {
       try {
-        const album = await this.store.albums.insert({ artistId, ...albumFields(input) }, condition)
+        const album = await this.store.albums.insert({ artistId, ...albumFields(input) }, condition, keep)
         if (!album) throw unknownArtist(artistId)
         return album
       } catch (error) {

@@ -5,7 +5,13 @@
  */
 import type { Caller } from '../auth/guard.ts'
 import type { KeptAnswer } from '../model/kept-answer.ts'
-import { IDEMPOTENCY_LIMITS, type IdempotencyLimits, type KeyedRequest } from '../store/idempotency.ts'
+import {
+  ClaimLostError,
+  IDEMPOTENCY_LIMITS,
+  type IdempotencyLimits,
+  type KeepAnswer,
+  type KeyedRequest,
+} from '../store/idempotency.ts'
 import type { Store } from '../store/store.ts'
 import { JSON_HEADERS } from './json.ts'
 import { invalid, Problem } from './problem.ts'
@@ -14,6 +20,15 @@ import { sizedResponse } from './sized-response.ts'
 
 /** The longest key taken: the draft sets none; Stripe's is 255, and a UUID is 36. */
 export const MAX_KEY_LENGTH = 255
+
+/**
+ * A create as `once` runs it: `create` adds the record, passing `keep` (with a key) to the store's insert, which keeps
+ * the answer in the same durable write; `created` says where the record lives and its version.
+ */
+export interface Create<R extends object> {
+  create: (keep?: KeepAnswer<R>) => Promise<R>
+  created: (record: R) => Created<R>
+}
 
 /** What a create answers: 201 with the new record, where it lives and its version. */
 export interface Created<R extends object = object> {
@@ -70,52 +85,45 @@ const responseOf = ({ status, headers, body }: KeptAnswer, replayed = false) =>
  * Runs creates at most once per `Idempotency-Key` of each account, keeping their answers in `store` (so across
  * replicas and restarts) for `limits.ttlMs`.
  *
- * The key is claimed in the store before the create runs, and the answer is kept in a write of its own once the
- * create is durable, before it is sent. A crash between the two (the create durable, its answer not yet) leaves
- * the key claimed and unanswered: a retry then gets 409 until the claim's lease (`limits.leaseMs`) runs out, and then
- * runs the create again. That one window, of one commit, is the only way a retry can create twice.
+ * The key is claimed in the store before the create runs; the answer is kept by the create's own insert, in the same
+ * durable write as the record (the data file's journal line, the database's transaction). Whenever the process dies,
+ * a retry finds either no record and a claim (in flight until its lease, `limits.leaseMs`, runs out: 409, then the
+ * create runs once), or the record and its answer, replayed at once.
  *
  * @example
  * .post('', ({ body, caller, request }) =>
- *   once(request, caller, body, async () => created(await catalogue.createArtist(body, caller))))
+ *   once(request, caller, body, {
+ *     create: (keep) => catalogue.createArtist(body, caller, keep),
+ *     created: (artist) => ({ location: `/api/v1/artists/${artist.id}`, etag: artistTag(artist), record: artist }),
+ *   }))
  */
-export function idempotentCreates(
-  store: Store,
-  now: () => Date,
-  report: (message: string, error: unknown) => void,
-  limits: IdempotencyLimits = IDEMPOTENCY_LIMITS,
-) {
+export function idempotentCreates(store: Store, now: () => Date, limits: IdempotencyLimits = IDEMPOTENCY_LIMITS) {
   // Typed as the record the answer carries, not as the Response it is: the typed client (Eden, src/typed-client.ts)
   // reads a route's answer type from its handler, and a create's answer is the record, replayed or not.
-  return async <R extends object>(
-    request: Request,
-    caller: Caller,
-    body: unknown,
-    create: () => Promise<Created<R>>,
-  ): Promise<R> => (await answer(request, caller, body, create)) as unknown as R
+  return async <R extends object>(request: Request, caller: Caller, body: unknown, create: Create<R>): Promise<R> =>
+    (await answer(request, caller, body, create)) as unknown as R
 
-  async function answer(request: Request, caller: Caller, body: unknown, create: () => Promise<Created>) {
+  async function answer<R extends object>(request: Request, caller: Caller, body: unknown, run: Create<R>) {
+    const answerTo = (record: R): KeptAnswer => answerOf(run.created(record))
     const key = idempotencyKey(request.headers.get('idempotency-key'))
-    if (key === undefined) return responseOf(answerOf(await create()))
+    if (key === undefined) return responseOf(answerTo(await run.create()))
     const keyed: KeyedRequest = { scope: scopeOf(caller), key, fingerprint: fingerprintOf(request, body) }
-    const claim = await store.idempotency.claim(keyed, now().getTime(), limits)
+    const at = now().getTime()
+    const claim = await store.idempotency.claim(keyed, at, limits)
     if (claim.kind === 'replay') return responseOf(claim.answer, true)
     if (claim.kind !== 'claimed') throw refusal(claim, key)
-    let kept: KeptAnswer
+    let record: R
     try {
-      kept = answerOf(await create())
+      record = await run.create({ request: keyed, claim: claim.claim, expiresAt: at + limits.ttlMs, answer: answerTo })
     } catch (error) {
-      // Refused before anything was written: the key is free for the request, corrected or not.
+      // Refused, or failed, with nothing written: the key is free for the request, corrected or not.
       await store.idempotency.release(keyed, claim.claim).catch(() => {})
+      // Another request took the key over (this one outlived the lease): it makes the record, whose answer a retry gets.
+      if (error instanceof ClaimLostError) throw refusal({ kind: 'in-flight', retryAfter: 1 }, key)
       throw error
     }
-    try {
-      await store.idempotency.complete(keyed, claim.claim, kept, now().getTime(), limits)
-    } catch (error) {
-      // The create is durable: its answer goes out. A retry finds the key claimed until its lease runs out.
-      report(`the answer to Idempotency-Key ${JSON.stringify(key)} could not be kept`, error)
-    }
-    return responseOf(kept)
+    // The same answer, byte for byte, as the store kept: made by the same function from the same record.
+    return responseOf(answerTo(record))
   }
 }
 

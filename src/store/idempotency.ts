@@ -1,7 +1,9 @@
 /**
  * What the store keeps for `Idempotency-Key` (src/http/idempotency.ts): per scope (a credential) and key, the
  * request's fingerprint and, once answered, the answer, for {@link IDEMPOTENCY_LIMITS}.ttlMs. The rules both stores
- * follow are here; each stores the entries its own way (document/idempotency-table.ts, sql/idempotency.ts).
+ * follow are here; each stores the entries its own way (document/idempotency-table.ts, sql/idempotency.ts). A key is
+ * claimed on its own, before the create; its answer is kept by the create's insert itself ({@link KeepAnswer}), in the
+ * same durable write as the record, so no crash can leave a record made without its answer.
  */
 import type { KeptAnswer } from '../model/kept-answer.ts'
 
@@ -39,7 +41,7 @@ export interface KeyedRequest {
 
 /** What {@link IdempotencyKeys.claim} answers. */
 export type Claim =
-  /** The key is this request's now: run it, then `complete` (or `release`) with `claim`. */
+  /** The key is this request's now: run the insert with `claim` in its {@link KeepAnswer} (or `release` it). */
   | { kind: 'claimed'; claim: string }
   /** The key was answered for this very request: send `answer` again. */
   | { kind: 'replay'; answer: KeptAnswer }
@@ -51,14 +53,12 @@ export type Claim =
   | { kind: 'full'; of: 'scope' | 'all'; retryAfter: number }
 
 /**
- * The store's keys: one atomic claim per key (on any replica), the answer kept once the request is done.
+ * The store's keys: one atomic claim per key (on any replica); the answer is kept by the insert the claim is for.
  *
  * @example
  * const claim = await store.idempotency.claim(request, Date.now(), IDEMPOTENCY_LIMITS)
- * if (claim.kind === 'claimed') {
- *   const answer = await run()
- *   await store.idempotency.complete(request, claim.claim, answer, Date.now(), IDEMPOTENCY_LIMITS)
- * }
+ * if (claim.kind === 'claimed')
+ *   await store.artists.insert(fields, { request, claim: claim.claim, expiresAt, answer: (artist) => answerOf(artist) })
  */
 export interface IdempotencyKeys {
   /**
@@ -67,16 +67,32 @@ export interface IdempotencyKeys {
    * `leaseMs` unanswered, is free again. Expired entries are forgotten on the way.
    */
   claim(request: KeyedRequest, now: number, limits: IdempotencyLimits): Promise<Claim>
-  /** Keeps `answer` for the key claimed as `claim`, durably, until `now + ttlMs`; nothing if the claim was lost. */
-  complete(
-    request: KeyedRequest,
-    claim: string,
-    answer: KeptAnswer,
-    now: number,
-    limits: IdempotencyLimits,
-  ): Promise<void>
   /** Frees the key claimed as `claim` (the request was refused and wrote nothing); nothing if the claim was lost. */
   release(request: KeyedRequest, claim: string): Promise<void>
+}
+
+/**
+ * The answer an insert keeps for the key its request claimed, in the same durable write as the record it adds (the
+ * document store's commit, the SQL store's transaction): once the record is durable, so is its answer. The key's
+ * claim must still be `claim` in that write; otherwise the insert writes nothing and rejects with
+ * {@link ClaimLostError}.
+ */
+export interface KeepAnswer<R> {
+  request: KeyedRequest
+  /** The claim {@link IdempotencyKeys.claim} gave the request. */
+  claim: string
+  /** When the answer stops being replayed, in ms since the epoch. */
+  expiresAt: number
+  /** The answer to send for `record`, the record as stored (its id, its version): what a retry gets again. */
+  answer: (record: R) => KeptAnswer
+}
+
+/**
+ * Raised by an insert whose {@link KeepAnswer.claim} is no longer the key's: its lease ran out and another request
+ * took the key over. Nothing was written; that other request makes the record, and a retry gets its answer.
+ */
+export class ClaimLostError extends Error {
+  override name = 'ClaimLostError'
 }
 
 /** What an entry counts against the bounds: its strings and its answer, in UTF-8 bytes, plus 64 for the rest. */

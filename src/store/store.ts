@@ -15,7 +15,7 @@ import type { NewUser, User } from '../model/user.ts'
 import type { StoreAvailability } from './availability.ts'
 import type { Changes } from './changes.ts'
 import type { Precondition } from './entity-tag.ts'
-import type { IdempotencyKeys } from './idempotency.ts'
+import type { IdempotencyKeys, KeepAnswer } from './idempotency.ts'
 
 /** What `users.update` may change in an account: its password hash and whether (since when) it is disabled. */
 export type UserChanges = Partial<Pick<User, 'passwordHash' | 'disabledAt'>>
@@ -216,7 +216,8 @@ export interface Store {
     get(id: number): Promise<Artist | undefined>
     /** A page of the artists matching `query.q` (by name or band), in `query.sort` order (id by default). */
     list(page: Page, query?: ListQuery<ArtistSort>): Promise<Slice<Artist>>
-    insert(fields: New<Artist>): Promise<Artist>
+    /** With `keep`, the answer for an `Idempotency-Key` is kept in the same durable write (see {@link KeepAnswer}). */
+    insert(fields: New<Artist>, keep?: KeepAnswer<Artist>): Promise<Artist>
     /**
      * Replaces every field but the id; `undefined` when there is no such artist. With `condition` (see `Precondition`
      * in entity-tag.ts), only while it holds for the artist's current tag, checked in the same step as the write (so
@@ -235,9 +236,9 @@ export interface Store {
     /**
      * `undefined` when there is no such artist; rejects with {@link AlbumLimitError} when the artist already has
      * {@link MAX_ALBUMS_PER_ARTIST} albums, counted in the same step as the insert. With `condition`, only while it
-     * holds for the artist's current tag, checked in that step too; otherwise rejects with `StaleVersionError`.
+     * holds for the artist's current tag, checked in that step too; otherwise rejects with `StaleVersionError`. With `keep`, as for artists.
      */
-    insert(fields: New<Album>, condition?: Precondition): Promise<Album | undefined>
+    insert(fields: New<Album>, condition?: Precondition, keep?: KeepAnswer<Album>): Promise<Album | undefined>
     /**
      * Replaces every field of album `album.id` but its id and artist; `undefined` when there is no such album of
      * `album.artistId`. With `condition`, only while it holds for the album's current tag (`albumTag`), checked in the
@@ -309,7 +310,7 @@ export interface Store {
   recents(name: string, rule: RecentsRule, clock: () => number): Recents
   /**
    * The `Idempotency-Key`s of create requests and their answers (idempotency.ts): kept across restarts, and over SQL
-   * shared by every replica. Not part of {@link snapshot}: backups, copies and fixture states leave them out.
+   * shared by every replica. An answer is kept by the insert it answers (`keep`), in the same durable write. Not part of {@link snapshot}: backups, copies and fixture states leave them out.
    */
   readonly idempotency: IdempotencyKeys
   /** True when the store holds no artist, album or user. */

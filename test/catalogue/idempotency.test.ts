@@ -29,9 +29,9 @@ function gated(store: Store) {
   const { promise, resolve } = Promise.withResolvers<void>()
   const artists = {
     ...store.artists,
-    insert: async (fields: Parameters<Store['artists']['insert']>[0]) => {
+    insert: async (...args: Parameters<Store['artists']['insert']>) => {
       await promise
-      return store.artists.insert(fields)
+      return store.artists.insert(...args)
     },
   }
   const proxy = new Proxy(store, { get: (target, name) => (name === 'artists' ? artists : Reflect.get(target, name)) })

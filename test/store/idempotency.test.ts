@@ -1,10 +1,12 @@
 /**
  * The store's idempotency keys (src/store/idempotency.ts), the same script played on the document store and on the
  * SQL store: claims, replays, mismatches, claims in flight, expiry, lease takeover and the bounds in bytes; then what
- * each keeps across a restart, and one claim of many made at once through two SQL stores over one database.
+ * each keeps across a restart, and one claim of many made at once through two SQL stores over one database. Last, a
+ * process that dies right after a keyed create is durable, before it answers: the answer was kept in the same write,
+ * so a retry replays it at once, over a data file and over PostgreSQL; and a commit the disk refuses keeps no answer.
  */
 import { afterEach, beforeAll, describe, expect, test } from 'bun:test'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { readDataFile } from '../../src/ops/read-data-file.ts'
@@ -13,6 +15,8 @@ import { entryBytes, type IdempotencyLimits, type KeyedRequest } from '../../src
 import { openJsonFileStore } from '../../src/store/json-file/json-file.ts'
 import { openSqlStore, type SqlStore } from '../../src/store/sql/sql-store.ts'
 import type { Store } from '../../src/store/store.ts'
+import { faultyFileSystem } from '../disk/failing-fs.ts'
+import { asService, testApp } from '../helpers.ts'
 import { skipWithoutPostgres, type TestPostgres, testPostgres } from '../support/postgres.ts'
 
 const skip = skipWithoutPostgres()
@@ -46,11 +50,18 @@ const ANSWER = {
   body: '{"id":7,"name":"Pappo"}',
 }
 
-/** Claims `key` for `request` and keeps `answer` for it at `now`. */
+/** Inserts an artist for the request that claimed `keyed` as `claim`, keeping {@link ANSWER} in the same write. */
+const insertKept = (store: Store, keyed: KeyedRequest, claim: string, now = T0) =>
+  store.artists.insert(
+    { name: 'Pappo' },
+    { request: keyed, claim, expiresAt: now + LIMITS.ttlMs, answer: () => ANSWER },
+  )
+
+/** Claims `key` for `request` and keeps `answer` for it at `now`, with the artist it answers. */
 async function answered(store: Store, keyed: KeyedRequest, now = T0) {
   const claim = await store.idempotency.claim(keyed, now, LIMITS)
   if (claim.kind !== 'claimed') throw new Error(`expected a claim, got ${claim.kind}`)
-  await store.idempotency.complete(keyed, claim.claim, ANSWER, now, LIMITS)
+  await insertKept(store, keyed, claim.claim, now)
 }
 
 /** The script both stores play; it answers what each step saw, for the two stores to agree on. */
@@ -63,19 +74,27 @@ async function script(store: Store) {
   if (first.kind !== 'claimed') return seen
   // Another body with the same key, while running and once answered: a mismatch.
   seen.push(await claim(request('k1', { fingerprint: 'other' })))
-  await store.idempotency.complete(request('k1'), first.claim, ANSWER, T0, LIMITS)
+  await insertKept(store, request('k1'), first.claim)
   seen.push(await claim(request('k1')), await claim(request('k1', { fingerprint: 'other' })))
   // The same key in another scope is another key: one client never sees another's answer.
   seen.push((await claim(request('k1', { scope: 'user:2' }))).kind)
   // Answered a day ago: expired, so free again.
   seen.push((await claim(request('k1'), T0 + LIMITS.ttlMs + 1)).kind)
-  // A claim never answered holds for its lease, then another request takes it; the first one's answer is then lost.
+  // A claim never answered holds for its lease, then another request takes it; the first one's insert then writes
+  // nothing (the one that took the key over makes the record), and the key stays the taker's.
   const stale = await claim(request('k2'))
   seen.push((await claim(request('k2'), T0 + LIMITS.leaseMs - 1)).kind)
   const taker = await claim(request('k2'), T0 + LIMITS.leaseMs + 1)
   seen.push(taker.kind)
+  const artists = (await store.artists.list({ limit: 1, offset: 0 })).total
   if (stale.kind === 'claimed')
-    await store.idempotency.complete(request('k2'), stale.claim, ANSWER, T0 + LIMITS.leaseMs + 2, LIMITS)
+    seen.push(
+      await insertKept(store, request('k2'), stale.claim, T0 + LIMITS.leaseMs + 2).then(
+        () => 'written',
+        (error: Error) => error.name,
+      ),
+    )
+  seen.push((await store.artists.list({ limit: 1, offset: 0 })).total - artists)
   seen.push((await claim(request('k2'), T0 + LIMITS.leaseMs + 3)).kind)
   // A released key is free at once.
   const released = await claim(request('k3'))
@@ -94,6 +113,8 @@ const EXPECTED = [
   'claimed',
   'in-flight',
   'claimed',
+  'ClaimLostError',
+  0,
   'in-flight',
   'claimed',
 ]
@@ -185,9 +206,104 @@ describe.skipIf(skip)('idempotency keys in the SQL store', () => {
     expect(claims.filter((claim) => claim.kind === 'in-flight')).toHaveLength(9)
     // Kept across a restart of both: the answer is the database's.
     const claimed = claims.find((claim) => claim.kind === 'claimed')
-    if (claimed?.kind === 'claimed') await one.idempotency.complete(request('race'), claimed.claim, ANSWER, T0, LIMITS)
+    if (claimed?.kind === 'claimed') await insertKept(one, request('race'), claimed.claim)
     await Promise.all([one.close(), two.close()])
     const again = await openSql(name)
     expect(await again.idempotency.claim(request('race'), T0 + 1, LIMITS)).toEqual({ kind: 'replay', answer: ANSWER })
   })
+})
+
+/**
+ * `store` as a process that dies the moment its first artist insert is durable: that insert never returns (no answer
+ * is sent, nothing after it runs); `durable` resolves then.
+ */
+function diesAfterInsert(store: Store) {
+  const { promise: durable, resolve } = Promise.withResolvers<void>()
+  const artists: Store['artists'] = {
+    ...store.artists,
+    insert: async (...args) => {
+      await store.artists.insert(...args)
+      resolve()
+      return new Promise<never>(() => {})
+    },
+  }
+  const dying = new Proxy(store, { get: (target, name) => (name === 'artists' ? artists : Reflect.get(target, name)) })
+  return { store: dying, durable }
+}
+
+/** The POST of Pappo with Idempotency-Key `key`, through `app`. */
+const post = (app: ReturnType<typeof testApp>, key: string) =>
+  app.call('/api/v1/artists', {
+    method: 'POST',
+    body: { name: 'Pappo', band: 'Pappo’s Blues' },
+    headers: { ...asService, 'idempotency-key': key },
+  })
+
+/** What a retry after the crash must get: the artist the first request made, as its first answer would have said. */
+async function expectReplayOfTheOnlyArtist(app: ReturnType<typeof testApp>, key: string) {
+  const retry = await post(app, key)
+  expect(retry.status).toBe(201)
+  expect(retry.headers.get('idempotent-replayed')).toBe('true')
+  const stored = await app.call('/api/v1/artists/1')
+  expect(retry.text).toBe(stored.text)
+  expect(retry.headers.get('location')).toBe('/api/v1/artists/1')
+  expect(retry.headers.get('etag')).toBe(stored.headers.get('etag'))
+  expect((await app.call('/api/v1/artists?limit=1')).json.meta.total).toBe(1)
+}
+
+describe('a keyed create whose process dies once it is durable, before it answers', () => {
+  test('over a data file: the files as the crash leaves them replay the answer at once, with one artist', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'rl-idempotency-crash-'))
+    const crashed = mkdtempSync(join(tmpdir(), 'rl-idempotency-crashed-'))
+    try {
+      const store = await openJsonFileStore(join(directory, 'db.json'))
+      const dying = diesAfterInsert(store)
+      void post(testApp(dying.store), 'crash')
+      await dying.durable
+      // What a kill -9 leaves now: the data file and its journal as they are on the disk, the answer never sent.
+      for (const name of ['db.json', 'db.json.journal'])
+        if (existsSync(join(directory, name))) copyFileSync(join(directory, name), join(crashed, name))
+      const restarted = await openJsonFileStore(join(crashed, 'db.json'))
+      await expectReplayOfTheOnlyArtist(testApp(restarted), 'crash')
+      await Promise.all([restarted.close(), store.close()])
+    } finally {
+      rmSync(directory, { recursive: true, force: true })
+      rmSync(crashed, { recursive: true, force: true })
+    }
+  })
+
+  test('a commit the disk refuses keeps no answer: the retry makes the artist, once', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'rl-idempotency-refused-'))
+    try {
+      const disk = faultyFileSystem()
+      const store = await openJsonFileStore(join(directory, 'db.json'), { fs: disk.fs })
+      const app = testApp(store)
+      disk.arm({ step: 'write', code: 'ENOSPC', target: 'journal' })
+      expect((await post(app, 'full')).status).toBe(503)
+      disk.clear()
+      const made = await post(app, 'full')
+      expect(made.status).toBe(201)
+      expect(made.headers.get('idempotent-replayed')).toBeNull()
+      await expectReplayOfTheOnlyArtist(app, 'full')
+      await store.close()
+      // Kept in the data file as the store closed it.
+      const reopened = await openJsonFileStore(join(directory, 'db.json'))
+      await expectReplayOfTheOnlyArtist(testApp(reopened), 'full')
+      await reopened.close()
+    } finally {
+      rmSync(directory, { recursive: true, force: true })
+    }
+  })
+
+  test.skipIf(skip)(
+    'over PostgreSQL: another store over the database replays the answer at once, one row',
+    async () => {
+      const name = await pg.emptyDatabase()
+      const dying = diesAfterInsert(await openSql(name))
+      void post(testApp(dying.store), 'crash')
+      await dying.durable
+      // Another replica, while the first one is gone: no lease to wait for.
+      await expectReplayOfTheOnlyArtist(testApp(await openSql(name)), 'crash')
+    },
+  )
 })

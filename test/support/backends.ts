@@ -35,7 +35,7 @@ function whenReady(ready: Promise<Store>): Store {
     artists: {
       get: on((store, id: number) => store.artists.get(id)),
       list: on((store, ...args: Parameters<Store['artists']['list']>) => store.artists.list(...args)),
-      insert: on((store, fields: Parameters<Store['artists']['insert']>[0]) => store.artists.insert(fields)),
+      insert: on((store, ...args: Parameters<Store['artists']['insert']>) => store.artists.insert(...args)),
       replace: on((store, ...args: Parameters<Store['artists']['replace']>) => store.artists.replace(...args)),
     },
     albums: {
@@ -70,9 +70,6 @@ function whenReady(ready: Promise<Store>): Store {
     },
     idempotency: {
       claim: on((store, ...args: Parameters<Store['idempotency']['claim']>) => store.idempotency.claim(...args)),
-      complete: on((store, ...args: Parameters<Store['idempotency']['complete']>) =>
-        store.idempotency.complete(...args),
-      ),
       release: on((store, ...args: Parameters<Store['idempotency']['release']>) => store.idempotency.release(...args)),
     },
     isEmpty: on((store) => store.isEmpty()),

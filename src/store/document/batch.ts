@@ -1,6 +1,7 @@
 import type { Credential } from '../../model/credential.ts'
-import type { KeptEntry } from '../../model/kept-answer.ts'
+import type { KeptAnswer, KeptEntry } from '../../model/kept-answer.ts'
 import type { Collection, StoreDocument, StoreRecord } from '../../model/store-document.ts'
+import type { KeyedRequest } from '../idempotency.ts'
 import { StoreUnavailableError } from '../store.ts'
 import type { JournalEntry, Persistence } from './persistence.ts'
 import type { Records, Rewind } from './records.ts'
@@ -13,10 +14,12 @@ import type { Records, Rewind } from './records.ts'
 export class Batch {
   /** The records put in this batch, by id: its journal entry. */
   private readonly changed = new Map<Collection, Map<number, StoreRecord>>()
-  /** Answers kept for idempotency keys in this batch. */
+  /** Answers kept for idempotency keys in this batch, journaled with it. */
   private readonly kept: KeptEntry[] = []
   /** The ids of the albums removed in this batch, for its journal entry. */
   private readonly removedAlbums = new Set<number>()
+  /** The claims those answers settle once the batch is durable, or free should it fail. */
+  private readonly answered: { request: KeyedRequest; claim: string }[] = []
   private rewindTo: Rewind | undefined
   private replacedAll = false
   /** Whether the batch is committed even with no change: a probe of the disk. */
@@ -76,11 +79,16 @@ export class Batch {
   }
 
   /**
-   * Journals an answer kept for an idempotency key (already in the records' table). Never taken back: the write it
-   * answered was acknowledged before, so a retry in this process may replay it even if this commit fails.
+   * Keeps `answer` for the key `request` claimed as `claim`, journaled with this batch, so in the same commit as the
+   * record it answers: replayed once the batch is durable, and gone with the record should it fail. False, and
+   * nothing kept, when the claim was lost.
    */
-  keep(entry: KeptEntry): void {
+  answer(request: KeyedRequest, claim: string, answer: KeptAnswer, expiresAt: number): boolean {
+    const entry = this.records.idempotency.answer(request, claim, answer, expiresAt)
+    if (!entry) return false
     this.kept.push(entry)
+    this.answered.push({ request, claim })
+    return true
   }
 
   /**
@@ -109,11 +117,13 @@ export class Batch {
     } catch (error) {
       throw new StoreUnavailableError(`the change could not be saved: ${(error as Error).message}`, { cause: error })
     }
+    for (const { request, claim } of this.answered) this.records.idempotency.settle(request, claim)
   }
 
   /** Takes the batch's changes back, after a failed {@link persist}. */
   rollback(): void {
     if (this.rewindTo) this.records.rewind(this.rewindTo)
+    for (const { request, claim } of this.answered) this.records.idempotency.release(request, claim)
   }
 
   private record(name: Collection, record: StoreRecord): void {

@@ -12,7 +12,7 @@ import type { NewUser, User } from '../../model/user.ts'
 import { StoreAvailability } from '../availability.ts'
 import { type Change, ChangeHub } from '../changes.ts'
 import { albumTag, artistTag, holds, type Precondition, StaleVersionError } from '../entity-tag.ts'
-import type { IdempotencyKeys } from '../idempotency.ts'
+import { ClaimLostError, type IdempotencyKeys, type KeepAnswer } from '../idempotency.ts'
 import { imageOf, liveOf, makeRoom, takesCredentialAt } from '../rules.ts'
 import {
   AccountChangedError,
@@ -124,10 +124,12 @@ export class DocumentStore implements Store {
       const { artists } = this.records.doc
       return { items: artists.slice(page.offset, page.offset + page.limit), total: artists.length }
     },
-    insert: (fields: New<Artist>): Promise<Artist> =>
+    insert: (fields: New<Artist>, keep?: KeepAnswer<Artist>): Promise<Artist> =>
       this.mutate((batch) => {
+        this.holdsClaim(keep)
         const artist = artistRecord(batch.nextId('artists'), fields)
         batch.put('artists', artist)
+        if (keep) batch.answer(keep.request, keep.claim, keep.answer(artist), keep.expiresAt)
         return artist
       }).then((artist) => this.announce(artist, { kind: 'artist-created', artist })),
     replace: (artist: Artist, condition?: Precondition): Promise<Artist | undefined> =>
@@ -148,7 +150,7 @@ export class DocumentStore implements Store {
       const albums = this.records.albumsOf(artistId)
       return albums && listAlbums(albums, page, query)
     },
-    insert: (fields: New<Album>, condition?: Precondition): Promise<Album | undefined> =>
+    insert: (fields: New<Album>, condition?: Precondition, keep?: KeepAnswer<Album>): Promise<Album | undefined> =>
       this.mutate((batch) => {
         const albums = this.records.albumsOf(fields.artistId)
         if (!albums) return undefined
@@ -156,8 +158,10 @@ export class DocumentStore implements Store {
         if (!holds(condition, artistTag(artist))) throw new StaleVersionError(artist)
         // Counted in the same step of the commit as the insert, so concurrent inserts cannot pass it together.
         if (albums.length >= MAX_ALBUMS_PER_ARTIST) throw new AlbumLimitError(MAX_ALBUMS_PER_ARTIST)
+        this.holdsClaim(keep)
         const album = albumRecord(batch.nextId('albums'), fields)
         batch.put('albums', album)
+        if (keep) batch.answer(keep.request, keep.claim, keep.answer(album), keep.expiresAt)
         return album
       }).then((album) => album && this.announce(album, { kind: 'album-created', album })),
     replace: (album: Album, condition?: Precondition): Promise<Album | undefined> =>
@@ -254,6 +258,12 @@ export class DocumentStore implements Store {
       }),
   }
 
+  /** Refuses an insert whose key's claim was taken over (its lease ran out) before it writes anything. */
+  private holdsClaim(keep: Pick<KeepAnswer<never>, 'request' | 'claim'> | undefined): void {
+    if (keep && !this.records.idempotency.holds(keep.request, keep.claim))
+      throw new ClaimLostError(`the claim of Idempotency-Key ${JSON.stringify(keep.request.key)} was taken over`)
+  }
+
   /** Revokes, at `at`, every credential of `kind` of the user that is still live then; how many. */
   private revokeLive(batch: Batch, userId: number, kind: Credential['kind'], at: string): number {
     const live = liveOf(this.records.credentialsOf(userId), kind, Date.parse(at))
@@ -280,16 +290,11 @@ export class DocumentStore implements Store {
   readonly limiter = (_name: string, rule: RateLimit, clock: () => number): Limiter => new MemoryLimiter(rule, clock)
 
   /**
-   * The idempotency keys, in the records' table: a claim is a step of this process alone (it owns the store); a kept
-   * answer is journaled in a commit of its own, made durable before the answer is sent.
+   * The idempotency keys, in the records' table: a claim is a step of this process alone (it owns the store); an
+   * answer is journaled by the insert it answers, in the same commit as the record.
    */
   readonly idempotency: IdempotencyKeys = {
     claim: async (request, now, limits) => this.records.idempotency.claim(request, now, limits),
-    complete: (request, claim, answer, now, limits) =>
-      this.mutate((batch) => {
-        const entry = this.records.idempotency.answer(request, claim, answer, now, limits.ttlMs)
-        if (entry) batch.keep(entry)
-      }),
     release: async (request, claim) => this.records.idempotency.release(request, claim),
   }
 

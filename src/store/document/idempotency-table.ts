@@ -4,7 +4,10 @@ import { type Claim, entryBytes, type IdempotencyLimits, type KeyedRequest, seco
 interface Entry {
   request: KeyedRequest
   bytes: number
-  /** The claim of the request running now; undefined once answered. */
+  /**
+   * The claim of the request running now; undefined once answered. An entry with both a claim and an answer is
+   * answered in a commit not yet durable: still in flight to everyone else.
+   */
   claim?: string
   /** Until when `claim` holds the key, or when the answer expires. */
   until: number
@@ -16,7 +19,7 @@ const id = ({ scope, key }: { scope: string; key: string }) => `${scope}\n${key}
 /**
  * The document store's idempotency keys, in memory: claims of the requests running in this process (the one that
  * owns the store, so a claim needs no disk: a crash ends its request with it) and the kept answers, which the store
- * journals with its commits and writes into the data file. Entries are held in the order they were answered, claims
+ * journals in the commit of the record they answer and writes into the data file. Entries are held in the order they were answered, claims
  * among them, so expired answers are dropped from the front.
  */
 export class IdempotencyTable {
@@ -30,7 +33,7 @@ export class IdempotencyTable {
     const current = this.entries.get(id(request))
     if (current && current.until > now) {
       if (current.request.fingerprint !== request.fingerprint) return { kind: 'mismatch' }
-      if (current.answer) return { kind: 'replay', answer: current.answer }
+      if (current.answer && current.claim === undefined) return { kind: 'replay', answer: current.answer }
       return { kind: 'in-flight', retryAfter: 1 }
     }
     if (current) this.remove(current)
@@ -44,17 +47,31 @@ export class IdempotencyTable {
     return { kind: 'claimed', claim }
   }
 
-  /** Keeps `answer` for the key claimed as `claim`; the entry to journal, or undefined if the claim was lost. */
-  answer(request: KeyedRequest, claim: string, answer: KeptAnswer, now: number, ttlMs: number): KeptEntry | undefined {
+  /** Whether the key of `request` is still claimed as `claim` (its lease may have run out, and another taken it). */
+  holds(request: KeyedRequest, claim: string): boolean {
+    return this.entries.get(id(request))?.claim === claim
+  }
+
+  /**
+   * Gives the key claimed as `claim` its `answer`, held back from replays (the key stays in flight) until
+   * {@link settle}: the commit that carries it is not durable yet. The entry to journal, or undefined if the claim
+   * was lost.
+   */
+  answer(request: KeyedRequest, claim: string, answer: KeptAnswer, expiresAt: number): KeptEntry | undefined {
     const current = this.entries.get(id(request))
     if (!current || current.claim !== claim) return undefined
     this.remove(current)
-    const expiresAt = now + ttlMs
-    this.add({ request, bytes: entryBytes(request, answer), until: expiresAt, answer })
+    this.add({ request, bytes: entryBytes(request, answer), claim, until: expiresAt, answer })
     return { ...request, expiresAt, answer }
   }
 
-  /** Frees the key claimed as `claim`. */
+  /** Replays the answer given to the key claimed as `claim`: its commit is durable. */
+  settle(request: KeyedRequest, claim: string): void {
+    const current = this.entries.get(id(request))
+    if (current?.claim === claim) current.claim = undefined
+  }
+
+  /** Frees the key claimed as `claim` (answered or not: a commit that failed takes its answer back). */
   release(request: KeyedRequest, claim: string): void {
     const current = this.entries.get(id(request))
     if (current?.claim === claim) this.remove(current)

@@ -17,7 +17,8 @@ const PURGE_BATCH = 100
 export const TOTAL_READ_EVERY_MS = 1000
 
 /**
- * The SQL store's {@link IdempotencyKeys}: rows of `rl_idempotency`, shared by every replica. A claim is one
+ * The SQL store's {@link IdempotencyKeys}: rows of `rl_idempotency`, shared by every replica. An answer is written into
+ * its key's row by the transaction of the insert it answers (writes.ts, `keepAnswers`). A claim is one
  * `INSERT … ON CONFLICT DO UPDATE … WHERE` on the (scope, key) primary key: of concurrent claims of one key, on any
  * replicas, the first inserts and the others wait for its commit, then find the row taken and update nothing; a row
  * that expired (an old answer, or a claim whose lease ran out: its replica died) is taken over the same way.
@@ -29,27 +30,19 @@ export const TOTAL_READ_EVERY_MS = 1000
  * claimed and kept since; it reads it again before it refuses. The bound in all can thus be exceeded by what the other
  * replicas claimed within that second.
  */
-export function sqlIdempotency(sql: () => SQL, operate: Operate): IdempotencyKeys {
+export function sqlIdempotency(sql: () => SQL, operate: Operate): IdempotencyKeys & { kept(bytes: number): void } {
   const total = new TotalEstimate(async () => {
     const [row] = await sql()`SELECT COALESCE(sum(bytes), 0) AS bytes FROM rl_idempotency`
     return Number(row?.bytes ?? 0)
   })
   return {
     claim: (request, now, limits) => operate(() => claim(sql(), total, request, now, limits)),
-    complete: (request, claimed, answer, now, limits) =>
-      operate(async () => {
-        const bytes = entryBytes(request, answer)
-        await sql()`
-          UPDATE rl_idempotency
-          SET claim = NULL, until_ms = ${now + limits.ttlMs}::bigint, bytes = ${bytes}::bigint,
-            status = ${answer.status}::int, headers = ${JSON.stringify(answer.headers)}, body = ${answer.body}
-          WHERE scope = ${request.scope} AND key = ${request.key} AND claim = ${claimed}`
-        total.added(bytes - entryBytes(request))
-      }),
     release: (request, claimed) =>
       operate(async () => {
         await sql()`DELETE FROM rl_idempotency WHERE scope = ${request.scope} AND key = ${request.key} AND claim = ${claimed}`
       }),
+    // Answers are kept by the inserts they answer, in their transactions (writes.ts), which report their bytes here.
+    kept: (bytes) => total.added(bytes),
   }
 }
 

@@ -13,6 +13,7 @@ import { upgradeDocument } from '../../model/upgrade.ts'
 import type { NewUser, User } from '../../model/user.ts'
 import { StoreAvailability } from '../availability.ts'
 import { albumTag, artistTag, holds, type Precondition, StaleVersionError } from '../entity-tag.ts'
+import type { KeepAnswer } from '../idempotency.ts'
 import {
   type CredentialLimit,
   DatabaseUnavailableError,
@@ -49,7 +50,16 @@ import { fetchAlbums, fetchArtists, fetchCredentials, fetchUsers, fetchVersions,
 import { inTransaction, retried, sqlState } from './retry.ts'
 import { albumOf, albumRow, artistOf, artistRow, credentialOf, userOf, userRow } from './rows.ts'
 import { commitWithCounters, dumpConsistent, RESET_POINT, replaceAll } from './snapshot.ts'
-import { insertAlbums, lockedArtist, STRIPES, type Transact, takeIds, tallyArtists, WriteBatcher } from './writes.ts'
+import {
+  insertAlbums,
+  keepAnswers,
+  lockedArtist,
+  STRIPES,
+  type Transact,
+  takeIds,
+  tallyArtists,
+  WriteBatcher,
+} from './writes.ts'
 
 /** The stripes of the artists' tally, put by each replica as it opens (idempotent, safe against each other). */
 const TALLY_ROWS = Array.from({ length: STRIPES }, (_, stripe) => ({ name: 'artists', stripe, count: 0, version: 0 }))
@@ -208,6 +218,7 @@ export class SqlStore implements Store {
       (error) => storeError(error, this.target),
       // Larger batches only while another replica writes: alone, the batcher never waits.
       { pays: () => this.changes.othersWriting(), ms: options.gatherMs },
+      (bytes) => this.idempotency.kept(bytes),
     )
     this.timer = setInterval(() => this.writes.flush().catch(() => {}), options.saveUsesEveryMs ?? 2000)
     this.timer.unref?.()
@@ -344,8 +355,8 @@ export class SqlStore implements Store {
         if (version !== undefined) this.artistPages.set(key, version, slice)
         return slice
       }),
-    insert: (fields: New<Artist>): Promise<Artist> =>
-      this.operate(() => this.writes.insertArtist(fields)).finally(this.changed),
+    insert: (fields: New<Artist>, keep?: KeepAnswer<Artist>): Promise<Artist> =>
+      this.operate(() => this.writes.insertArtist(fields, keep)).finally(this.changed),
     replace: (artist: Artist, condition?: Precondition): Promise<Artist | undefined> => {
       if (!validId(artist.id)) return Promise.resolve(undefined)
       return this.write(async (tx) => {
@@ -377,9 +388,9 @@ export class SqlStore implements Store {
       validId(id) ? this.batched(this.albumReads, id) : Promise.resolve(undefined),
     listByArtist: (artistId: number, page: Page, query: AlbumQuery = {}): Promise<Slice<Album> | undefined> =>
       validId(artistId) ? this.read(() => listAlbums(this.sql, artistId, page, query)) : Promise.resolve(undefined),
-    insert: (fields: New<Album>, condition?: Precondition): Promise<Album | undefined> => {
+    insert: (fields: New<Album>, condition?: Precondition, keep?: KeepAnswer<Album>): Promise<Album | undefined> => {
       if (!validId(fields.artistId)) return Promise.resolve(undefined)
-      if (!condition) return this.operate(() => this.writes.insertAlbum(fields)).finally(this.changed)
+      if (!condition) return this.operate(() => this.writes.insertAlbum(fields, keep)).finally(this.changed)
       // A conditional insert is a transaction of its own: the artist's row is locked, its tag checked, then the album
       // added as a batch of one, so no replace of the artist lands between the check and the insert.
       return this.write(async (tx) => {
@@ -388,6 +399,7 @@ export class SqlStore implements Store {
         if (!holds(condition, artistTag(artist))) throw new StaleVersionError(artist)
         const [outcome] = await insertAlbums(tx, [fields])
         if (outcome instanceof Error) throw outcome
+        if (outcome && keep) this.idempotency.kept(await keepAnswers(tx, [{ keep, answer: keep.answer(outcome) }]))
         return outcome
       }).finally(this.changed)
     },

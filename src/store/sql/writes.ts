@@ -3,18 +3,27 @@ import type { StoreMetrics } from '../../metrics/metrics.ts'
 import type { Album } from '../../model/album.ts'
 import type { Artist } from '../../model/artist.ts'
 import type { New } from '../../model/form.ts'
+import type { KeptAnswer } from '../../model/kept-answer.ts'
+import { ClaimLostError, entryBytes, type KeepAnswer } from '../idempotency.ts'
 import { AlbumLimitError, MAX_ALBUMS_PER_ARTIST } from '../store.ts'
 import { artistFieldsJson, recordChanges } from './changes.ts'
 import { isUnavailable } from './outages.ts'
 import { sqlState } from './retry.ts'
 import { albumOf, albumRow, artistOf, artistRow } from './rows.ts'
 
-/** One insert waiting for its batch, with what settles its caller's promise. */
+/** One insert waiting for its batch, with what settles its caller's promise and the answer it keeps, if any. */
 type Pending =
-  | { kind: 'artist'; fields: New<Artist>; resolve: (artist: Artist) => void; reject: (error: unknown) => void }
+  | {
+      kind: 'artist'
+      fields: New<Artist>
+      keep?: KeepAnswer<Artist>
+      resolve: (artist: Artist) => void
+      reject: (error: unknown) => void
+    }
   | {
       kind: 'album'
       fields: New<Album>
+      keep?: KeepAnswer<Album>
       resolve: (album: Album | undefined) => void
       reject: (error: unknown) => void
     }
@@ -205,6 +214,45 @@ export async function insertAlbums(
   return fits.map((fit, i) => (fit === 'fits' ? albums[next++] : outcomes[i]))
 }
 
+/** A keyed insert of a batch, with the answer it keeps for its record. */
+export interface Kept {
+  keep: KeepAnswer<never>
+  answer: KeptAnswer
+}
+
+/**
+ * Keeps the answers of the batch's keyed inserts in their keys' rows, in the transaction of the inserts: committed with
+ * the records or not at all. A row whose claim is no longer the insert's (its lease ran out, another request took it)
+ * fails the transaction with {@link ClaimLostError}; the batcher then commits each insert alone, so only that one is
+ * refused. Resolves with the bytes the answers added.
+ */
+export async function keepAnswers(tx: SQL, kept: readonly Kept[]): Promise<number> {
+  if (kept.length === 0) return 0
+  const text = (pick: (each: Kept) => string) => tx.array(kept.map(pick), 'TEXT')
+  const bytes = kept.map(({ keep, answer }) => entryBytes(keep.request, answer))
+  const expiries = tx.array(
+    kept.map(({ keep }) => keep.expiresAt),
+    'INT8',
+  )
+  const statuses = tx.array(
+    kept.map(({ answer }) => answer.status),
+    'INT4',
+  )
+  const rows = await tx`
+    UPDATE rl_idempotency AS i
+    SET claim = NULL, until_ms = d.until_ms, bytes = d.bytes, status = d.status, headers = d.headers, body = d.body
+    FROM unnest(
+      ${text(({ keep }) => keep.request.scope)}::text[], ${text(({ keep }) => keep.request.key)}::text[],
+      ${text(({ keep }) => keep.claim)}::text[], ${expiries}::bigint[], ${tx.array(bytes, 'INT8')}::bigint[],
+      ${statuses}::int[], ${text(({ answer }) => JSON.stringify(answer.headers))}::text[],
+      ${text(({ answer }) => answer.body)}::text[]
+    ) AS d (scope, key, claim, until_ms, bytes, status, headers, body)
+    WHERE i.scope = d.scope AND i.key = d.key AND i.claim = d.claim
+    RETURNING i.key`
+  if (rows.length !== kept.length) throw new ClaimLostError('the claim of an Idempotency-Key was taken over')
+  return bytes.reduce((sum, each) => sum + each, 0)
+}
+
 /** Saves the last-used times of credentials; a credential gone meanwhile (purged, restored away) is skipped. */
 async function saveUses(tx: SQL, uses: ReadonlyMap<number, string>): Promise<void> {
   if (uses.size === 0) return
@@ -279,16 +327,18 @@ export class WriteBatcher {
     private readonly failure: (error: unknown) => unknown,
     /** When to wait for more inserts between two commits; never without. */
     private readonly gather?: Gathering,
+    /** Hears of the bytes of answers kept for `Idempotency-Key`s by each commit (sql/idempotency.ts counts them). */
+    private readonly kept?: (bytes: number) => void,
   ) {}
 
-  /** Adds an artist in the next batch; resolves once committed. */
-  insertArtist(fields: New<Artist>): Promise<Artist> {
-    return new Promise((resolve, reject) => this.enqueue({ kind: 'artist', fields, resolve, reject }))
+  /** Adds an artist in the next batch, with the answer `keep` says in the same transaction; resolves once committed. */
+  insertArtist(fields: New<Artist>, keep?: KeepAnswer<Artist>): Promise<Artist> {
+    return new Promise((resolve, reject) => this.enqueue({ kind: 'artist', fields, keep, resolve, reject }))
   }
 
-  /** Adds an album in the next batch; `undefined` when its artist does not exist. */
-  insertAlbum(fields: New<Album>): Promise<Album | undefined> {
-    return new Promise((resolve, reject) => this.enqueue({ kind: 'album', fields, resolve, reject }))
+  /** Adds an album in the next batch, as {@link insertArtist}; `undefined` when its artist does not exist. */
+  insertAlbum(fields: New<Album>, keep?: KeepAnswer<Album>): Promise<Album | undefined> {
+    return new Promise((resolve, reject) => this.enqueue({ kind: 'album', fields, keep, resolve, reject }))
   }
 
   /** Notes a credential's use, saved with the next transaction (or `flush`). */
@@ -381,9 +431,11 @@ export class WriteBatcher {
     this.uses = new Map()
     let outcomes: Outcome[]
     try {
-      // A batch of artists alone is one statement; anything else, a transaction.
+      // A batch of artists alone, none keeping an answer, is one statement; anything else, a transaction.
       outcomes =
-        uses.size === 0 && batch.length > 0 && batch.every((pending) => pending.kind === 'artist')
+        uses.size === 0 &&
+        batch.length > 0 &&
+        batch.every((pending) => pending.kind === 'artist' && pending.keep === undefined)
           ? await this.statement((sql) =>
               insertArtists(
                 sql,
@@ -398,8 +450,9 @@ export class WriteBatcher {
       if (isUnavailable(error)) this.metrics?.commitFailures.inc()
       // Uses recorded since keep their later times; the others wait for the next transaction.
       for (const [id, at] of uses) if (!this.uses.has(id)) this.uses.set(id, at)
-      // One bad record (a value the database refuses) must not fail the others: each goes again on its own.
-      if (batch.length > 1 && sqlState(error) && !isUnavailable(error)) {
+      // One bad record (a value the database refuses, a claim taken over) must not fail the others: each goes again
+      // on its own.
+      if (batch.length > 1 && ((sqlState(error) && !isUnavailable(error)) || error instanceof ClaimLostError)) {
         for (const pending of batch) await this.commit([pending])
         return true
       }
@@ -424,6 +477,16 @@ export class WriteBatcher {
     await saveUses(tx, uses)
     let a = 0
     let b = 0
-    return batch.map((pending) => (pending.kind === 'artist' ? artistOutcomes[a++] : albumOutcomes[b++]))
+    const outcomes = batch.map((pending) => (pending.kind === 'artist' ? artistOutcomes[a++] : albumOutcomes[b++]))
+    // The answers of the records made, from the records as stored, before the commit that makes them durable.
+    const kept: Kept[] = []
+    for (const [i, pending] of batch.entries()) {
+      const record = outcomes[i]
+      if (pending.keep && record && !(record instanceof AlbumLimitError))
+        kept.push({ keep: pending.keep as KeepAnswer<never>, answer: pending.keep.answer(record as never) })
+    }
+    const bytes = await keepAnswers(tx, kept)
+    if (bytes > 0) this.kept?.(bytes)
+    return outcomes
   }
 }
