@@ -71,7 +71,7 @@ export const problemTypes = {
     status: 409,
     title: 'A request with this Idempotency-Key is still being processed',
     explanation:
-      'The first request sent with this `Idempotency-Key` (by the same account, to any replica) has not been answered yet. Nothing was done for this one. Wait for the seconds in `Retry-After` and send the very same request again: once the first is answered, you get its answer, marked `Idempotent-Replayed: true`. Should its server have stopped before answering, the key is free again 60 seconds after the first request began.',
+      'The first request sent with this `Idempotency-Key` (by the same account, to any replica) has not been answered yet. Nothing was done for this one. Wait for the seconds in `Retry-After` and send the very same request again: once the first is answered, you get its answer, marked `Idempotent-Replayed: true`. Should its server have stopped before the create was saved, nothing was made and the key is free again 60 seconds after the first request began; a create once saved is answered again at once, whatever happens to its server.',
   },
   'precondition-failed': {
     status: 412,

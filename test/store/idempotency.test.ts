@@ -139,9 +139,42 @@ async function bounds(store: Store) {
   return { fit, full, replay, everywhere, later }
 }
 
+/**
+ * Two keyed creates sent together (one batch, over SQL one transaction): one whose claim was taken over after its
+ * lease, one whose claim holds. What each became, then the artists made and what each key answers after.
+ */
+async function takenOverInABatch(store: Store) {
+  const later = T0 + LIMITS.leaseMs + 1
+  const stale = await store.idempotency.claim(request('old'), T0, LIMITS)
+  await store.idempotency.claim(request('old'), later, LIMITS)
+  const fresh = await store.idempotency.claim(request('new'), later, LIMITS)
+  if (stale.kind !== 'claimed' || fresh.kind !== 'claimed') throw new Error('expected two claims')
+  const settled = await Promise.allSettled([
+    insertKept(store, request('old'), stale.claim),
+    insertKept(store, request('new'), fresh.claim, later),
+  ])
+  return {
+    inserts: settled.map((each) => (each.status === 'fulfilled' ? 'made' : (each.reason as Error).name)),
+    artists: (await store.artists.list({ limit: 1, offset: 0 })).total,
+    old: (await store.idempotency.claim(request('old'), later + 1, LIMITS)).kind,
+    new: (await store.idempotency.claim(request('new'), later + 1, LIMITS)).kind,
+  }
+}
+
+const TAKEN_OVER: Awaited<ReturnType<typeof takenOverInABatch>> = {
+  inserts: ['ClaimLostError', 'made'],
+  artists: 1,
+  old: 'in-flight',
+  new: 'replay',
+}
+
 describe('idempotency keys in the document store', () => {
   test('claims, replays, mismatches, claims in flight, expiry and lease', async () => {
     expect(await script(openMemoryStore())).toEqual(EXPECTED)
+  })
+
+  test('a create whose claim was taken over writes nothing; the others of its batch are made', async () => {
+    expect(await takenOverInABatch(openMemoryStore())).toEqual(TAKEN_OVER)
   })
 
   test('bounded in bytes per scope and in all: a new key past them is refused, known keys still replay', async () => {
@@ -190,6 +223,10 @@ describe('idempotency keys in the document store', () => {
 describe.skipIf(skip)('idempotency keys in the SQL store', () => {
   test('the same script as the document store, the same answers', async () => {
     expect(await script(await openSql())).toEqual(EXPECTED)
+  })
+
+  test('a create whose claim was taken over writes nothing; the others of its transaction are made', async () => {
+    expect(await takenOverInABatch(await openSql())).toEqual(TAKEN_OVER)
   })
 
   test('the same bounds as the document store', async () => {
