@@ -74,6 +74,38 @@ describe('Idempotency-Key on creates', () => {
     expect((await call(`${ARTISTS}/1/albums`)).json.meta.total).toBe(1)
   })
 
+  test('an album added on a condition of its artist and with a key is added once, and replayed', async () => {
+    const { call } = testApp()
+    const artist = await create(call, 'artist')
+    const etag = artist.headers.get('etag') as string
+    const album = () =>
+      call(`${ARTISTS}/1/albums`, {
+        method: 'POST',
+        body: { name: 'Pappo’s Blues', year: 1971 },
+        headers: { ...keyed('conditional-album'), 'if-match': etag },
+      })
+    const first = await album()
+    const again = await album()
+    expect([first.status, again.status]).toEqual([201, 201])
+    expect(again.headers.get('idempotent-replayed')).toBe('true')
+    expect(again.text).toBe(first.text)
+    expect((await call(`${ARTISTS}/1/albums`)).json.meta.total).toBe(1)
+    // A condition that does not hold refuses the create, and frees its key for the corrected request.
+    const stale = await call(`${ARTISTS}/1/albums`, {
+      method: 'POST',
+      body: { name: 'Vol. 2' },
+      headers: { ...keyed('stale'), 'if-match': '"not-the-artist"' },
+    })
+    expect(stale.status).toBe(412)
+    const corrected = await call(`${ARTISTS}/1/albums`, {
+      method: 'POST',
+      body: { name: 'Vol. 2' },
+      headers: { ...keyed('stale'), 'if-match': etag },
+    })
+    expect(corrected.status).toBe(201)
+    expect(corrected.headers.get('idempotent-replayed')).toBeNull()
+  })
+
   test('the same key with another body, or on another path, is 422 and writes nothing', async () => {
     const { call } = testApp()
     await create(call, 'k')
