@@ -27,7 +27,7 @@ const BODY = JSON.stringify({
   albums: [1, 2, 3, 4, 5],
 })
 const HEADERS = {
-  'content-type': 'application/json;charset=utf-8',
+  'content-type': 'application/json',
   'x-content-type-options': 'nosniff',
   'x-frame-options': 'DENY',
   'referrer-policy': 'no-referrer',

@@ -19,7 +19,7 @@ const app = createApp({ store: openMemoryStore() })
 const document = buildDocument(declaredRoutes(app.routes), namedSchemas)
 const prebuilt = JSON.stringify(document)
 const spliced = withServer(document)
-const headers = { 'content-type': 'application/json; charset=utf-8' }
+const headers = { 'content-type': 'application/json' }
 
 const variants = {
   prebuilt: (_request: Request) => new Response(prebuilt, { headers }),

@@ -13,7 +13,7 @@ import { docsAssets, docsPage } from './scalar.ts'
 
 const hidden = { detail: { hide: true } }
 
-const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' }
+const JSON_HEADERS = { 'content-type': 'application/json' }
 
 /** What the compressed forms of the document may hold: about a hundred origins' worth. */
 const COMPRESSED_BUDGET = 2 * 1024 * 1024

@@ -2,8 +2,11 @@ import { CACHE_CONTROL } from './conditional.ts'
 import { SECURITY_HEADERS } from './security-headers.ts'
 import { sizedResponse } from './sized-response.ts'
 
-/** The headers of JSON answers; the Content-Type is spelled as Elysia spells it for the answers it serialises. */
-export const JSON_HEADERS = { 'content-type': 'application/json;charset=utf-8', ...SECURITY_HEADERS }
+/**
+ * The headers of JSON answers. The Content-Type has no charset, as Elysia spells it for the answers it serialises:
+ * RFC 8259 defines no charset parameter for application/json (JSON text is UTF-8), so every JSON answer says the same.
+ */
+export const JSON_HEADERS = { 'content-type': 'application/json', ...SECURITY_HEADERS }
 
 const serialised = new WeakMap<object, string>()
 

@@ -17,7 +17,8 @@ const MARKER = 'x-content-type-options'
  * Plugin making sure every answer carries {@link SECURITY_HEADERS}, problems and 404s included. The hot paths build
  * their Response with the headers already in it (see `jsonResponse`, `Problem.toResponse`), and this hook only
  * fills in the rest: Elysia's default-headers decorator would instead copy and merge headers on every request,
- * which costs more than the rest of a read.
+ * which costs more than the rest of a read. An object a route returns is said to be `application/json`, without
+ * the charset parameter Bun would add.
  *
  * @example
  * app.use(securityHeaders())
@@ -26,6 +27,10 @@ export const securityHeaders = () =>
   new Elysia({ name: 'security-headers' }).mapResponse({ as: 'global' }, ({ responseValue, set }) => {
     if (!(responseValue instanceof Response)) {
       Object.assign(set.headers, SECURITY_HEADERS)
+      // Elysia serialises an object with Bun's `Response.json`, which says `application/json;charset=utf-8`; every
+      // other JSON answer says `application/json` (RFC 8259 defines no charset parameter), and so does this one.
+      if (typeof responseValue === 'object' && responseValue !== null)
+        (set.headers as Record<string, string>)['content-type'] ??= 'application/json'
       return
     }
     if (responseValue.headers.has(MARKER)) return

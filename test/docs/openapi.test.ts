@@ -41,7 +41,7 @@ describe('GET /openapi.json', () => {
     const get = () => app.handle(new Request('http://localhost/openapi.json'))
     const first = await get()
     const second = await get()
-    expect(first.headers.get('content-type')).toBe('application/json; charset=utf-8')
+    expect(first.headers.get('content-type')).toBe('application/json')
     expect(await second.text()).toBe(await first.text())
     expect(build).toHaveBeenCalledTimes(1)
     build.mockRestore()

@@ -3,7 +3,7 @@ import { createApp } from '../../src/app.ts'
 import { openMemoryStore } from '../../src/store/document/memory.ts'
 import { type Answer, expectDocumented } from '../support/openapi.ts'
 
-const JSON_TYPE = { 'content-type': 'application/json;charset=utf-8' }
+const JSON_TYPE = { 'content-type': 'application/json' }
 // What a read answers besides its body (src/http/conditional.ts).
 const TAGGED = { ...JSON_TYPE, etag: '"q3ZCr0YdUuq1pW4pVfDgxw"', 'cache-control': 'no-cache' }
 const PROBLEM = { 'content-type': 'application/problem+json' }
