@@ -16,7 +16,9 @@ const pattern = (path: string) =>
 
 /**
  * Answers which methods the routes accept at a path, so that a known path with the wrong method gets 405 and an
- * `Allow` header instead of a 404. The routes are read on first use, once every one is registered.
+ * `Allow` header instead of a 404, and `OPTIONS` gets 204 with the same `Allow`. `HEAD` is served wherever `GET` is,
+ * and `OPTIONS` on every known path; an unknown path has none. The routes are read on first use, once every one is
+ * registered.
  */
 export function allowedMethods(routes: () => readonly RouteLike[]): (path: string) => string[] {
   let table: { pattern: RegExp; method: string }[] | undefined
@@ -25,7 +27,9 @@ export function allowedMethods(routes: () => readonly RouteLike[]): (path: strin
       .filter((route) => route.method !== 'ALL')
       .map((route) => ({ pattern: pattern(route.path), method: route.method }))
     const methods = new Set(table.filter((route) => route.pattern.test(path)).map((route) => route.method))
+    if (methods.size === 0) return []
     if (methods.has('GET')) methods.add('HEAD')
+    methods.add('OPTIONS')
     return [...methods].sort()
   }
 }

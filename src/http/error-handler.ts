@@ -66,7 +66,10 @@ interface ErrorContext {
 /** Counts a request refused with 503 because the store could not serve it (`--metrics`). */
 export type RefusalCounter = () => void
 
-/** The problem for anything thrown while answering a request. */
+/**
+ * The problem for anything thrown while answering a request; for an `OPTIONS` request to a known path (no route
+ * serves OPTIONS: a CORS preflight is answered before routing), the methods it allows instead.
+ */
 function toProblem(
   context: ErrorContext,
   allowed: (path: string) => string[],
@@ -91,6 +94,7 @@ function toProblem(
     // As Elysia routes it, and whatever the target: `new URL` throws on CONNECT's `example.com:443` or `foo`.
     const path = pathOf(requestTarget(request.url))
     const methods = allowed(path)
+    if (methods.length > 0 && request.method === 'OPTIONS') return methods
     if (methods.length > 0)
       return new Problem(
         'method-not-allowed',
@@ -137,7 +141,13 @@ export function problemResponder(
     }
     let problem: Problem
     try {
-      problem = toProblem({ code, error, request, set }, allowed, report, outage, refused)
+      const answer = toProblem({ code, error, request, set }, allowed, report, outage, refused)
+      if (Array.isArray(answer)) {
+        // RFC 9110, 9.3.7: what the resource allows, with no body.
+        set.status = 204
+        return sizedResponse(null, { status: 204, headers: { allow: answer.join(', '), ...SECURITY_HEADERS } })
+      }
+      problem = answer
     } catch (failure) {
       // A bug here would otherwise escape to Bun, which answers a bare 500 and logs no access line.
       report(`the error handler failed on ${request.method} ${request.url}`, failure)

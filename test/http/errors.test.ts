@@ -101,11 +101,11 @@ describe('problem details for every error', () => {
   })
 
   test.each([
-    ['POST', '/api/v1/artists/1', 'DELETE, GET, HEAD, PATCH, PUT'],
-    ['POST', '/api/v1/artists/1/albums/1', 'DELETE, GET, HEAD, PATCH, PUT'],
-    ['DELETE', '/api/v1/artists', 'GET, HEAD, POST'],
-    ['PUT', '/api/v1/artists/1/albums', 'GET, HEAD, POST'],
-    ['POST', '/healthz', 'GET, HEAD'],
+    ['POST', '/api/v1/artists/1', 'DELETE, GET, HEAD, OPTIONS, PATCH, PUT'],
+    ['POST', '/api/v1/artists/1/albums/1', 'DELETE, GET, HEAD, OPTIONS, PATCH, PUT'],
+    ['DELETE', '/api/v1/artists', 'GET, HEAD, OPTIONS, POST'],
+    ['PUT', '/api/v1/artists/1/albums', 'GET, HEAD, OPTIONS, POST'],
+    ['POST', '/healthz', 'GET, HEAD, OPTIONS'],
   ])('%s %s → 405 with Allow: %s', async (method, path, allow) => {
     const { call } = testApp()
     const response = await call(path, { method, headers: asService })
