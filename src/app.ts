@@ -21,6 +21,7 @@ import { type ErrorReporter, problemResponder } from './http/error-handler.ts'
 import { healthRoutes } from './http/health.ts'
 import { idempotentCreates } from './http/idempotency.ts'
 import { trustedClients } from './http/proxies.ts'
+import { singleParameters } from './http/query-params.ts'
 import { readOnly } from './http/read-only.ts'
 import { requestLog } from './http/request-log.ts'
 import { absoluteTargets } from './http/request-target.ts'
@@ -152,6 +153,8 @@ export function createApp({
       )
       .use(log.hooks)
       .use(absoluteTargets())
+      // A query parameter a route declares, given twice, is refused; parameters it does not declare are ignored.
+      .use(singleParameters(() => app.routes))
       .use(securityHeaders())
       .use(cors(corsOrigins, log.requestId))
       .use(delay(delayMs))

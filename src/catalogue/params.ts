@@ -1,6 +1,7 @@
 import { t } from 'elysia'
 import { IntegerParam } from '../http/integer-param.ts'
 import { PageQuery } from '../http/pagination.ts'
+import { queryParameters } from '../http/query-params.ts'
 import { STORABLE } from '../model/rules.ts'
 import { ALBUM_SORTS, ARTIST_SORTS, MAX_SEARCH_LENGTH } from '../model/search.ts'
 
@@ -32,7 +33,7 @@ const sortOptions = (sorts: readonly string[], description: string) => ({
 })
 
 /** The query of the artist list: a page, a search by name or band, an order. */
-export const ArtistListQuery = t.Object({
+export const ArtistListQuery = queryParameters({
   ...PageQuery.properties,
   q: searchText('artists whose name or band contains'),
   sort: t.Optional(
@@ -57,7 +58,7 @@ const yearBound = (end: string) =>
   )
 
 /** The query of an artist's album list: a page, a search by name, a range of years, an order. */
-export const AlbumListQuery = t.Object({
+export const AlbumListQuery = queryParameters({
   ...PageQuery.properties,
   q: searchText('albums whose name contains'),
   year_from: yearBound('in or after this year'),

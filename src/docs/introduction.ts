@@ -9,6 +9,10 @@ Reads are public. Lists are paginated with \`limit\` (1–${MAX_LIMIT}, default 
 (default 0), in id order, and come as \`{ data, meta }\`; \`meta.next\` is the path of the next page, \`null\` on the
 last one.
 
+Query parameters an operation does not declare are ignored, on every operation (a cache-buster such as \`_=…\`,
+\`utm_source\`): the answer is the one without them. A declared parameter that is malformed, or given more than once
+(\`limit=10&limit=20\`), is refused with a 400 problem naming it.
+
 ## Writing
 Creating and replacing artists and adding albums need a credential, sent either way:
 

@@ -6,7 +6,8 @@ interface RouteLike {
 
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 
-const pattern = (path: string) =>
+/** The regular expression matching the paths of a route's template (`:name` one segment, `*` the rest). */
+export const pathPattern = (path: string) =>
   new RegExp(
     `^${path
       .split('/')
@@ -25,7 +26,7 @@ export function allowedMethods(routes: () => readonly RouteLike[]): (path: strin
   return (path) => {
     table ??= routes()
       .filter((route) => route.method !== 'ALL')
-      .map((route) => ({ pattern: pattern(route.path), method: route.method }))
+      .map((route) => ({ pattern: pathPattern(route.path), method: route.method }))
     const methods = new Set(table.filter((route) => route.pattern.test(path)).map((route) => route.method))
     if (methods.size === 0) return []
     if (methods.has('GET')) methods.add('HEAD')

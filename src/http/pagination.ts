@@ -14,14 +14,18 @@ import {
 import { answerRead, weakTag } from './conditional.ts'
 import { IntegerParam } from './integer-param.ts'
 import { recordJson, taggedResponse } from './json.ts'
+import { queryParameters } from './query-params.ts'
 
 /** Items per page when the client does not say. */
 export const DEFAULT_LIMIT = 10
 /** The most items one page holds; larger limits are lowered to it. */
 export const MAX_LIMIT = 100
 
-/** Query schema of every list: `limit` (1…, capped at 100, default 10) and `offset` (≥ 0, default 0). */
-export const PageQuery = t.Object({
+/**
+ * Query schema of every list: `limit` (1…, capped at 100, default 10) and `offset` (≥ 0, default 0); other parameters
+ * are ignored (src/http/query-params.ts).
+ */
+export const PageQuery = queryParameters({
   limit: t.Optional(
     IntegerParam({
       minimum: 1,
