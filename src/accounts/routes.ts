@@ -2,12 +2,11 @@ import { Elysia } from 'elysia'
 import type { authGuard } from '../auth/guard.ts'
 import { anyCredential, bearerToken, publicAccess } from '../docs/security.ts'
 import { jsonBody, SMALL_BODY_BYTES } from '../http/body.ts'
-import { PageQuery, Paginated, pageMeta, pageOf } from '../http/pagination.ts'
+import { PageQuery, Paginated, pageAnswer, pageOf } from '../http/pagination.ts'
 import type { Clients } from '../http/proxies.ts'
 import { described, NoContent, problemResponses } from '../http/responses.ts'
 import { ApiKey, ApiKeyInput, NewApiKey } from '../model/credential.ts'
 import { LoginInput, PublicUser, Session, SignupInput } from '../model/user.ts'
-import type { Slice } from '../store/store.ts'
 import { ApiKeyIdParams } from './params.ts'
 import type { Accounts, PersonalKey, Session as SignedIn } from './service.ts'
 
@@ -31,12 +30,6 @@ const keyAnswer = ({ id, name, prefix, createdAt, lastUsedAt }: PersonalKey) => 
   prefix,
   created_at: createdAt,
   last_used_at: lastUsedAt ?? undefined,
-})
-
-/** `{ data, meta }` as every list answers (see `pageMeta`); a user's keys are few, and are not cached as pages. */
-const pageAnswer = <T>(path: string, page: { limit: number; offset: number }, slice: Slice<T>) => ({
-  data: [...slice.items],
-  meta: pageMeta(path, page, slice.total),
 })
 
 /** Account routes: sign-up, login, the caller's profile, logout, and personal API keys. */
@@ -149,10 +142,11 @@ export const accountRoutes = (accounts: Accounts, guard: ReturnType<typeof authG
     )
     .get(
       '/api-keys',
-      async ({ caller, query }) => {
+      async ({ caller, query, set }) => {
         const page = pageOf(query)
         const { items, total } = await accounts.listKeys(caller.userId, page)
-        return pageAnswer(KEYS, page, { items: items.map(keyAnswer), total })
+        // A user's keys are few, and are not cached as pages.
+        return pageAnswer(set, KEYS, page, items.map(keyAnswer), total)
       },
       {
         user: true,

@@ -5,6 +5,7 @@ import { isPlainHost } from '../http/request-target.ts'
 import { referToComponents } from './components.ts'
 import { documentConditional } from './conditional.ts'
 import { type DeclaredRoute, detached } from './declared.ts'
+import { documentHabits } from './habits.ts'
 import { documentIdempotency } from './idempotency.ts'
 import { introduction, tags } from './introduction.ts'
 import { nameInlineSchemas } from './names.ts'
@@ -98,6 +99,7 @@ export function buildDocument(routes: readonly DeclaredRoute[], schemas: Record<
       documentResponses(operation, method)
       documentConditional(operation)
       documentIdempotency(operation)
+      documentHabits(operation)
     }
   referToComponents(paths, components.schemas)
   nameInlineSchemas(paths, components.schemas)

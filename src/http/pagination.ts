@@ -91,6 +91,39 @@ export function pageMeta(path: string, page: { limit: number; offset: number }, 
   }
 }
 
+/**
+ * The `Link` header of a page (RFC 8288): `first`, `prev` (not on the first page), `next` (while there is one, the
+ * same as `meta.next`) and `last`, each a path and query on this server like `meta.next` (a relative reference,
+ * resolved against the request's URL), keeping the limit and the `kept` parameters. `last` is the page whose offset
+ * is the largest multiple of the limit below the total (offset 0 for an empty list); `prev` is `limit` items back,
+ * never below 0.
+ */
+export function pageLinks(path: string, page: { limit: number; offset: number }, total: number, kept = ''): string {
+  const { limit, offset } = page
+  const at = (to: number, rel: string) => `<${path}?limit=${limit}&offset=${to}${kept}>; rel="${rel}"`
+  const links = [at(0, 'first')]
+  if (offset > 0) links.push(at(Math.max(0, offset - limit), 'prev'))
+  if (offset + limit < total) links.push(at(offset + limit, 'next'))
+  links.push(at(total === 0 ? 0 : Math.floor((total - 1) / limit) * limit, 'last'))
+  return links.join(', ')
+}
+
+/**
+ * `{ data, meta }` of a page of a list at `path` not kept by a {@link paginator} (the few lists that are small or
+ * only for the operator), with its `Link` header set on `set`.
+ */
+export function pageAnswer<T>(
+  set: { headers: Record<string, unknown> },
+  path: string,
+  page: { limit: number; offset: number },
+  items: readonly T[],
+  total: number,
+  kept = '',
+) {
+  set.headers.link = pageLinks(path, page, total, kept)
+  return { data: [...items], meta: pageMeta(path, page, total, kept) }
+}
+
 function pageText(path: string, page: { limit: number; offset: number }, slice: Slice<object>, kept: string): string {
   const meta = pageMeta(path, page, slice.total, kept)
   return `{"data":[${slice.items.map(recordJson).join(',')}],"meta":${JSON.stringify(meta)}}`
@@ -108,6 +141,8 @@ interface CachedPage {
   total: number
   body: Uint8Array<ArrayBuffer>
   etag: string
+  /** Its `Link` header, as the headers added to its answers that are not compressed. */
+  links: { link: string }
   /** The body compressed, in each coding a client asked for so far: made once per page and coding. */
   compressed: Partial<Record<Coding, Uint8Array>>
   /** What the cache counts the page at, its compressed forms included. */
@@ -116,7 +151,8 @@ interface CachedPage {
 
 /**
  * A function answering one page of a list: `{ data, meta }`, linking the next page while there is one (with the
- * `kept` parameters of a search, from {@link keptQuery}). It keeps
+ * `kept` parameters of a search, from {@link keptQuery}), and the first, previous, next and last in its `Link`
+ * header ({@link pageLinks}, made once with the page's bytes). It keeps
  * the encoded bytes of the pages it served: records are replaced, never edited in place, so a page whose items are
  * the same objects and whose total is unchanged has the same bytes, and answering it again costs no serialising or
  * encoding at all. Each page carries a weak `ETag` made from its bytes when they are encoded; given the `request`,
@@ -149,16 +185,18 @@ export function paginator(budget = CACHE_BUDGET_BYTES) {
       const body = encoder.encode(text)
       const etag = weakTag(body)
       // The page's text stands for its records' texts, which it is made of.
-      const bytes = body.byteLength + text.length * 2 + estimateBytes(slice.items) + etag.length * 2
-      cached = { items: slice.items, total: slice.total, body, etag, compressed: {}, bytes }
+      const links = { link: pageLinks(path, page, slice.total, kept) }
+      const bytes =
+        body.byteLength + text.length * 2 + estimateBytes(slice.items) + etag.length * 2 + links.link.length * 2
+      cached = { items: slice.items, total: slice.total, body, etag, links, compressed: {}, bytes }
       pages.set(key, cached, bytes)
     }
     const served = cached
-    if (!request) return taggedResponse(served.body, served.etag)
+    if (!request) return taggedResponse(served.body, served.etag, served.links)
     return answerRead(request, served.etag, () => {
-      if (served.body.byteLength < MIN_COMPRESSED_BYTES) return taggedResponse(served.body, served.etag)
+      if (served.body.byteLength < MIN_COMPRESSED_BYTES) return taggedResponse(served.body, served.etag, served.links)
       const coding = negotiate(request.headers.get('accept-encoding'), PER_REQUEST)
-      if (!coding) return taggedResponse(served.body, served.etag, VARY)
+      if (!coding) return taggedResponse(served.body, served.etag, { ...served.links, ...VARY })
       let compressed = served.compressed[coding]
       if (!compressed) {
         compressed = compress(served.body, coding)
@@ -170,7 +208,7 @@ export function paginator(budget = CACHE_BUDGET_BYTES) {
         }
       }
       // The same weak tag for every coding: the representations are equivalent, and a weak tag says no more.
-      return taggedResponse(compressed, served.etag, encodedHeaders(coding))
+      return taggedResponse(compressed, served.etag, { ...served.links, ...encodedHeaders(coding) })
     })
   }
   // The cache itself, for tests and the bench to read its `bytes`.

@@ -1,6 +1,6 @@
 import { Elysia, t } from 'elysia'
 import type { authGuard } from '../auth/guard.ts'
-import { PageQuery, pageMeta, pageOf } from '../http/pagination.ts'
+import { PageQuery, pageAnswer, pageOf } from '../http/pagination.ts'
 import { SignupInput } from '../model/user.ts'
 import type { OperatorAccounts } from './accounts.ts'
 
@@ -25,10 +25,10 @@ export const operatorAccountRoutes = (accounts: OperatorAccounts, guard: ReturnT
     .use(guard)
     .get(
       '',
-      async ({ query }) => {
+      async ({ query, set }) => {
         const page = pageOf(query)
         const slice = await accounts.list(page)
-        return { data: [...slice.items], meta: pageMeta(BASE, page, slice.total) }
+        return pageAnswer(set, BASE, page, slice.items, slice.total)
       },
       { ...operator, query: PageQuery },
     )

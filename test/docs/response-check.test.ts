@@ -6,6 +6,8 @@ import { type Answer, expectDocumented } from '../support/openapi.ts'
 const JSON_TYPE = { 'content-type': 'application/json' }
 // What a read answers besides its body (src/http/conditional.ts).
 const TAGGED = { ...JSON_TYPE, etag: '"q3ZCr0YdUuq1pW4pVfDgxw"', 'cache-control': 'no-cache' }
+// What every list page carries besides its tag (src/http/pagination.ts).
+const PAGE_LINKS = '</api/v1/artists?limit=1&offset=0>; rel="first", </api/v1/artists?limit=1&offset=0>; rel="last"'
 const PROBLEM = { 'content-type': 'application/problem+json' }
 const artist = { id: 1, name: 'Luis Alberto Spinetta', band: 'Almendra' }
 const notFound = { type: '/problems/not-found', title: 'Not found', status: 404, detail: 'There is no artist 9.' }
@@ -30,10 +32,16 @@ describe('expectDocumented', () => {
     ['an artist', answer('GET', '/api/v1/artists/1', 200, TAGGED, artist)],
     [
       'a page with its query',
-      answer('GET', '/api/v1/artists?limit=1', 200, TAGGED, {
-        data: [artist],
-        meta: { limit: 1, offset: 0, total: 1, next: null },
-      }),
+      answer(
+        'GET',
+        '/api/v1/artists?limit=1',
+        200,
+        { ...TAGGED, link: PAGE_LINKS },
+        {
+          data: [artist],
+          meta: { limit: 1, offset: 0, total: 1, next: null },
+        },
+      ),
     ],
     ['a problem', answer('GET', '/api/v1/artists/9', 404, PROBLEM, notFound)],
     ['a 204', answer('DELETE', '/api/v1/user/api-keys/3', 204, {})],
