@@ -14,6 +14,7 @@ import { EVENT_STREAM_LIMITS, type EventStreamLimits } from './events/streams.ts
 import type { FixtureFront } from './fixtures/front.ts'
 import { type Reset, resetRoutes } from './fixtures/reset.ts'
 import { fixtureRoutes } from './fixtures/routes.ts'
+import { acceptable } from './http/accept.ts'
 import { allowedMethods } from './http/allowed-methods.ts'
 import { cors } from './http/cors.ts'
 import { delay } from './http/delay.ts'
@@ -153,6 +154,8 @@ export function createApp({
       )
       .use(log.hooks)
       .use(absoluteTargets())
+      // 406 when Accept excludes every type the route sends.
+      .use(acceptable(ui))
       // A query parameter a route declares, given twice, is refused; parameters it does not declare are ignored.
       .use(singleParameters(() => app.routes))
       .use(securityHeaders())

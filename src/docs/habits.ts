@@ -1,4 +1,7 @@
-import type { Header, Operation } from './shapes.ts'
+import { problemTypes, problemUri } from '../http/problem-types.ts'
+import { problemExample } from './problem-examples.ts'
+import { PROBLEM_REF } from './responses.ts'
+import type { Header, Operation, Response } from './shapes.ts'
 
 const LINK: Header = {
   description:
@@ -18,8 +21,25 @@ const isList = (operation: Operation) =>
     operation.parameters?.some((parameter) => parameter.in === 'query' && parameter.name === name),
   )
 
-/** Adds what every route does alike (src/http/) to the operations it concerns: the `Link` header of each list page. */
+/** The 406 every operation may answer (src/http/accept.ts). */
+const notAcceptable = (): Response => ({
+  description: `${problemTypes['not-acceptable'].title} ([not-acceptable](${problemUri('not-acceptable')})): \`Accept\` excludes every type this operation sends. Sent as \`application/problem+json\` whatever \`Accept\` says.`,
+  content: {
+    'application/problem+json': {
+      schema: PROBLEM_REF,
+      examples: { 'not-acceptable': problemExample('not-acceptable') },
+    },
+  },
+})
+
+/**
+ * Adds what every route does alike (src/http/) to the operations it concerns: the `Link` header of each list page,
+ * and the 406 of an `Accept` that excludes every type an operation sends.
+ */
 export function documentHabits(operation: Operation): void {
   const ok = operation.responses[200]
   if (ok && isList(operation)) ok.headers = { ...ok.headers, Link: LINK }
+  operation.responses = Object.fromEntries(
+    Object.entries({ ...operation.responses, 406: notAcceptable() }).sort(([a], [b]) => Number(a) - Number(b)),
+  )
 }

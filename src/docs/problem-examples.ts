@@ -38,7 +38,13 @@ const details: Record<
   'injected-fault': {
     detail: 'Fault 1, armed with POST /__admin/faults, answered this request with 503; nothing was changed.',
   },
-  'method-not-allowed': { detail: 'PATCH is not supported on /api/v1/artists/1; use DELETE, GET, HEAD, PUT.' },
+  'method-not-allowed': {
+    detail: 'PATCH is not supported on /api/v1/artists/1; use DELETE, GET, HEAD, OPTIONS, PUT.',
+  },
+  'not-acceptable': {
+    detail:
+      'This resource is sent as application/json (its problems as application/problem+json), which Accept (application/xml) excludes. Send Accept: application/json, or none.',
+  },
   conflict: {
     detail: 'The email carlos@rock-legends.com is already registered. Log in with POST /api/v1/user/login.',
   },

@@ -61,6 +61,12 @@ export const problemTypes = {
     title: 'Method not allowed',
     explanation: 'The path exists but does not support this HTTP method. The `Allow` header lists the methods it does.',
   },
+  'not-acceptable': {
+    status: 406,
+    title: 'None of the accepted types can be sent',
+    explanation:
+      'The `Accept` header of the request excludes every type this resource is sent as: JSON (`application/json`, and `application/problem+json` for problems) for the API, `text/html` for the pages, `image/svg+xml` for the covers and `text/event-stream` for the event stream. Send one of them in `Accept`, `*/*`, or no `Accept` at all.',
+  },
   conflict: {
     status: 409,
     title: 'Conflict',

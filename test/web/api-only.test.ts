@@ -4,7 +4,8 @@ import { parseArgs, USAGE } from '../../src/config.ts'
 import { openMemoryStore } from '../../src/store/document/memory.ts'
 import { API_INDEX } from '../../src/web/entry-points.ts'
 
-const BROWSER = { accept: 'text/html' }
+// What a browser asks for: a page first, anything else at a lower weight.
+const BROWSER = { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' }
 
 function app(ui: boolean) {
   const handle = createApp({ store: openMemoryStore(), ui })
