@@ -1,4 +1,5 @@
 import { problemTypes, problemUri } from '../http/problem-types.ts'
+import { MAX_TARGET_LENGTH } from '../http/request-target.ts'
 import { problemExample } from './problem-examples.ts'
 import { PROBLEM_REF } from './responses.ts'
 import type { Header, Operation, Response } from './shapes.ts'
@@ -21,25 +22,31 @@ const isList = (operation: Operation) =>
     operation.parameters?.some((parameter) => parameter.in === 'query' && parameter.name === name),
   )
 
-/** The 406 every operation may answer (src/http/accept.ts). */
-const notAcceptable = (): Response => ({
-  description: `${problemTypes['not-acceptable'].title} ([not-acceptable](${problemUri('not-acceptable')})): \`Accept\` excludes every type this operation sends. Sent as \`application/problem+json\` whatever \`Accept\` says.`,
-  content: {
-    'application/problem+json': {
-      schema: PROBLEM_REF,
-      examples: { 'not-acceptable': problemExample('not-acceptable') },
-    },
-  },
+/** A problem every operation may answer, whatever its route: `kind`, described by `when`. */
+const everywhere = (kind: 'not-acceptable' | 'uri-too-long', when: string): Response => ({
+  description: `${problemTypes[kind].title} ([${kind}](${problemUri(kind)})): ${when}`,
+  content: { 'application/problem+json': { schema: PROBLEM_REF, examples: { [kind]: problemExample(kind) } } },
 })
 
 /**
  * Adds what every route does alike (src/http/) to the operations it concerns: the `Link` header of each list page,
- * and the 406 of an `Accept` that excludes every type an operation sends.
+ * the 406 of an `Accept` that excludes every type an operation sends (src/http/accept.ts), and the 414 of a request
+ * target over 8 KiB (src/http/request-target.ts).
  */
 export function documentHabits(operation: Operation): void {
   const ok = operation.responses[200]
   if (ok && isList(operation)) ok.headers = { ...ok.headers, Link: LINK }
   operation.responses = Object.fromEntries(
-    Object.entries({ ...operation.responses, 406: notAcceptable() }).sort(([a], [b]) => Number(a) - Number(b)),
+    Object.entries({
+      ...operation.responses,
+      406: everywhere(
+        'not-acceptable',
+        '`Accept` excludes every type this operation sends. Sent as `application/problem+json` whatever `Accept` says.',
+      ),
+      414: everywhere(
+        'uri-too-long',
+        `the path and query are longer than ${MAX_TARGET_LENGTH} characters. Past about 16 KiB of request line and headers together, the server answers a bare 431 instead.`,
+      ),
+    }).sort(([a], [b]) => Number(a) - Number(b)),
   )
 }

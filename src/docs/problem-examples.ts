@@ -41,6 +41,10 @@ const details: Record<
   'method-not-allowed': {
     detail: 'PATCH is not supported on /api/v1/artists/1; use DELETE, GET, HEAD, OPTIONS, PUT.',
   },
+  'uri-too-long': {
+    detail:
+      'The request target (path and query) is 9000 characters long; this server reads at most 8192. Send less in the query.',
+  },
   'not-acceptable': {
     detail:
       'This resource is sent as application/json (its problems as application/problem+json), which Accept (application/xml) excludes. Send Accept: application/json, or none.',

@@ -91,6 +91,12 @@ export const problemTypes = {
     explanation:
       'Request bodies are limited to 1 MiB, and to 16 KiB on sign-up and login (more than any valid one needs). Send less data in one request.',
   },
+  'uri-too-long': {
+    status: 414,
+    title: 'The URL is too long',
+    explanation:
+      'The request target (path and query) is longer than the 8 KiB this server reads. No route needs that much: send less in the query. Past about 16 KiB of request line and headers together, the server refuses the request with a bare 431 instead.',
+  },
   'idempotency-key-reused': {
     status: 422,
     title: 'This Idempotency-Key was used for another request',

@@ -1,5 +1,5 @@
 import { Elysia } from 'elysia'
-import { invalid, notFound, type Problem } from './problem.ts'
+import { invalid, notFound, Problem } from './problem.ts'
 
 /**
  * The request target as the client sent it, path and query, from `request.url`. Bun makes that URL absolute
@@ -58,14 +58,28 @@ const HEALTH_CHECKS = new Set(['/healthz', '/livez', '/readyz'])
 export const isHealthCheck = (target: string) => HEALTH_CHECKS.has(target)
 
 /**
+ * The longest request target (path and query) the server reads: 8 KiB, the least RFC 9112 (3) recommends supporting
+ * and over four times the longest target any route can use (a search of 200 characters, each percent-encoded as
+ * nine). Longer ones are refused with 414; past about 16 KiB of request line and headers together, Bun refuses the
+ * request itself with a bare 431 before the app sees it (docs/api.md).
+ */
+export const MAX_TARGET_LENGTH = 8192
+
+/**
  * The answer to a request whose URL Bun could not make absolute, which Elysia would route by the wrong part of the
  * target, or `undefined` for every other request. CONNECT's authority-form (`CONNECT example.com:443`, from a client
  * that takes this server for a proxy) gets 404: nothing is served at such a target. An origin-form target with an
  * invalid `Host` header gets 400, as RFC 9112 (section 3.2) asks, and so does one without `Host` (HTTP/1.0) but for
- * the health checks, which load balancers ask so.
+ * the health checks, which load balancers ask so. A target longer than {@link MAX_TARGET_LENGTH} gets 414.
  */
 export function targetProblem(request: Request): Problem | undefined {
   const url = request.url
+  // The scheme and host are at most a few hundred characters: only a URL this long can hold a target that long.
+  if (url.length > MAX_TARGET_LENGTH && requestTarget(url).length > MAX_TARGET_LENGTH)
+    return new Problem(
+      'uri-too-long',
+      `The request target (path and query) is ${requestTarget(url).length} characters long; this server reads at most ${MAX_TARGET_LENGTH}. Send less in the query.`,
+    )
   if (url.startsWith('http://') || url.startsWith('https://')) return undefined
   if (url.startsWith('/')) {
     // No Host at all: an HTTP/1.0 request (Bun refuses an HTTP/1.1 one before the app), as load balancers' health
