@@ -4,6 +4,7 @@ import { anyCredential, bearerToken, publicAccess } from '../docs/security.ts'
 import { jsonBody, SMALL_BODY_BYTES } from '../http/body.ts'
 import { PageQuery, Paginated, pageAnswer, pageOf } from '../http/pagination.ts'
 import type { Clients } from '../http/proxies.ts'
+import { reportOn } from '../http/rate-limit.ts'
 import { described, NoContent, problemResponses } from '../http/responses.ts'
 import { ApiKey, ApiKeyInput, NewApiKey } from '../model/credential.ts'
 import { LoginInput, PublicUser, Session, SignupInput } from '../model/user.ts'
@@ -39,7 +40,7 @@ export const accountRoutes = (accounts: Accounts, guard: ReturnType<typeof authG
     .post(
       '/signup',
       async ({ body, server, request, set }) => {
-        const user = await accounts.signUp(body, clients.key(server, request))
+        const user = await accounts.signUp(body, clients.key(server, request), reportOn(set))
         set.status = 201
         set.headers.location = `${BASE}/me`
         return user

@@ -13,6 +13,7 @@ import {
   TooManyAttemptsError,
   UnauthenticatedError,
 } from '../model/errors.ts'
+import type { QuotaReport } from '../model/quota.ts'
 import type { PublicUser, User } from '../model/user.ts'
 import {
   AccountChangedError,
@@ -183,6 +184,7 @@ export class Accounts {
   private readonly knownAddresses: Recents
   private readonly signupsByClient: Limiter
   private readonly signupOpen: boolean
+  private readonly limits: AccountLimits
   /** When (ms since the epoch, by `now`) the next purge of dead credentials is due; the first write does one. */
   private nextPurge = Number.NEGATIVE_INFINITY
 
@@ -192,6 +194,7 @@ export class Accounts {
     { now, tokenTtlMs, passwords = argon2id, limits = ACCOUNT_LIMITS, signup = true }: AccountsOptions,
   ) {
     this.signupOpen = signup
+    this.limits = limits
     this.now = now
     this.tokenTtlMs = tokenTtlMs
     this.passwords = passwords
@@ -225,9 +228,23 @@ export class Accounts {
    * Registers a user; refused when the email or a look-alike form of it is taken (compared folded, see
    * {@link emailKey}), or after too many from `client`. The email is kept as typed, trimmed and lower-cased.
    */
-  async signUp(fields: { name: string; email: string; password: string }, client: string): Promise<PublicUser> {
+  async signUp(
+    fields: { name: string; email: string; password: string },
+    client: string,
+    report?: QuotaReport,
+  ): Promise<PublicUser> {
     this.requireSignupOpen()
-    await admit([{ limiter: this.signupsByClient, key: client, reason: 'Too many sign-ups from this address.' }])
+    await admit(
+      [
+        {
+          limiter: this.signupsByClient,
+          key: client,
+          reason: 'Too many sign-ups from this address.',
+          quota: { name: 'signups-per-client', ...this.limits.signupsPerClient },
+        },
+      ],
+      report,
+    )
     const email = displayEmail(fields.email)
     checkFoldedEmail(email)
     // Saves an argon2 hash on the obvious duplicate; the store's insert is what settles a race.
@@ -256,16 +273,23 @@ export class Accounts {
     // any replica) cannot all slip under the limit. Each attempt is its own, so a success takes back its own counts
     // only: failures in flight beside it still count.
     const [byClient, byEmailFromClient, byEmailCeiling] = await admit([
-      { limiter: this.failuresByClient, key: client, reason: 'Too many failed logins from this address.' },
+      {
+        limiter: this.failuresByClient,
+        key: client,
+        reason: 'Too many failed logins from this address.',
+        quota: { name: 'login-failures-per-client', ...this.limits.loginFailuresPerClient },
+      },
       {
         limiter: this.failuresByEmailFromClient,
         key: emailFromClient,
         reason: 'Too many failed logins for this account from this address.',
+        quota: { name: 'login-failures-per-email-from-client', ...this.limits.loginFailuresPerEmail },
       },
       {
         limiter: this.failuresByEmailCeiling,
         key: email,
         reason: 'Too many failed logins for this account.',
+        quota: { name: 'login-failures-per-email', ...this.limits.loginFailuresPerEmailCeiling },
         exempt: known,
       },
     ])
@@ -433,11 +457,15 @@ export class Accounts {
   }
 }
 
-/** One brake an operation passes: an attempt of `key` on `limiter`, refused with `reason` past its limit. */
+/**
+ * One brake an operation passes: an attempt of `key` on `limiter`, refused with `reason` past its limit; `quota`
+ * names the limiter and its rule, for the `RateLimit` headers of the answer.
+ */
 interface Brake {
   limiter: Limiter
   key: string
   reason: string
+  quota: { name: string; limit: number; windowMs: number }
   /**
    * Never refused, and not counted before the check: the caller counts it (`record`) only if the operation fails. Were
    * it counted first and forgiven on success, a full window would have dropped its oldest real failure to make room,
@@ -453,20 +481,28 @@ interface Brake {
  */
 async function admit<const B extends readonly Brake[]>(
   brakes: B,
+  report?: QuotaReport,
 ): Promise<{ [K in keyof B]: B[K] extends { exempt: boolean } ? Attempt | undefined : Attempt }> {
   const counted: (Attempt | undefined)[] = []
-  for (const { limiter, key, reason, exempt } of brakes) {
+  for (const { limiter, key, reason, exempt, quota } of brakes) {
     if (exempt) {
       counted.push(undefined)
       continue
     }
-    const { attempt, retryAfter: seconds } = await limiter.hit(key)
-    if (attempt) {
-      counted.push(attempt)
+    const hit = await limiter.hit(key)
+    if (hit.attempt) {
+      counted.push(hit.attempt)
+      // What remains comes with the hit: the headers cost no second round-trip to the store.
+      report?.({ policy: quota.name, limit: quota.limit, windowMs: quota.windowMs, remaining: hit.remaining })
       continue
     }
+    const seconds = hit.retryAfter
     await Promise.all(counted.map((earlier, i) => earlier && brakes[i]?.limiter.forgive(earlier)))
-    throw new TooManyAttemptsError(`${reason} Try again in ${seconds} second${seconds === 1 ? '' : 's'}.`, seconds)
+    throw new TooManyAttemptsError(
+      `${reason} Try again in ${seconds} second${seconds === 1 ? '' : 's'}.`,
+      seconds,
+      quota,
+    )
   }
   return counted as { [K in keyof B]: B[K] extends { exempt: boolean } ? Attempt | undefined : Attempt }
 }

@@ -5,6 +5,7 @@ import { answerRead, preconditionOf } from '../http/conditional.ts'
 import type { idempotentCreates } from '../http/idempotency.ts'
 import { recordJson, taggedResponse } from '../http/json.ts'
 import { keptQuery, Paginated, pageOf, paginator } from '../http/pagination.ts'
+import { reportOn } from '../http/rate-limit.ts'
 import { described, NoContent, problemResponses } from '../http/responses.ts'
 import { Album, AlbumInput, AlbumPatch } from '../model/album.ts'
 import { albumTag } from '../store/entity-tag.ts'
@@ -80,9 +81,14 @@ export const albumRoutes = (
     )
     .post(
       '',
-      ({ params, body, caller, request }) =>
+      ({ params, body, caller, request, set }) =>
         once<Album>(request, caller, body, {
-          create: (keep) => catalogue.createAlbum(Number(params.artistId), body, caller, preconditionOf(request), keep),
+          create: (keep) =>
+            catalogue.createAlbum(Number(params.artistId), body, caller, {
+              condition: preconditionOf(request),
+              keep,
+              report: reportOn(set),
+            }),
           created: (album) => ({
             location: `${albumsOf(album.artistId)}/${album.id}`,
             etag: albumTag(album),

@@ -6,6 +6,7 @@ import type { idempotentCreates } from '../http/idempotency.ts'
 import { recordJson, taggedResponse } from '../http/json.ts'
 import { keptQuery, Paginated, pageOf, paginator } from '../http/pagination.ts'
 import { deprecated, Problem } from '../http/problem.ts'
+import { reportOn } from '../http/rate-limit.ts'
 import { described, problemResponses } from '../http/responses.ts'
 import { Artist, ArtistInput, ArtistPatch } from '../model/artist.ts'
 import { artistTag } from '../store/entity-tag.ts'
@@ -96,11 +97,11 @@ export const artistRoutes = (
     )
     .post(
       '',
-      ({ body, caller, request }) =>
+      ({ body, caller, request, set }) =>
         once<Artist>(request, caller, body, {
           create: async (keep) => {
             if (preconditionOf(request)) await collectionCondition(request)
-            return catalogue.createArtist(body, caller, keep)
+            return catalogue.createArtist(body, caller, { keep, report: reportOn(set) })
           },
           created: (artist) => ({ location: `${BASE}/${artist.id}`, etag: artistTag(artist), record: artist }),
         }),

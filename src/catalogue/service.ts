@@ -10,6 +10,7 @@ import {
   NotFoundError,
   TooManyAttemptsError,
 } from '../model/errors.ts'
+import type { QuotaReport } from '../model/quota.ts'
 import type { AlbumQuery, ArtistSort, ListQuery } from '../model/search.ts'
 import { albumTag, artistTag, holds, type Precondition, recordTag, StaleVersionError } from '../store/entity-tag.ts'
 import type { KeepAnswer } from '../store/idempotency.ts'
@@ -36,6 +37,16 @@ export const CATALOGUE_LIMITS: CatalogueLimits = {
   albumsPerAccount: { limit: 1000, windowMs: HOUR },
 }
 
+/** What a create may carry beside its fields. */
+export interface CreateOptions<R> {
+  /** `If-Match`/`If-None-Match` of the request, checked in the write (an album's, against its artist). */
+  condition?: Precondition
+  /** The answer of the request's `Idempotency-Key`, kept by the store in the same write as the record. */
+  keep?: KeepAnswer<R>
+  /** Told what remains of the account's quota once this create is counted (the `RateLimit` headers). */
+  report?: QuotaReport
+}
+
 /** What the catalogue is built with. */
 export interface CatalogueOptions {
   /** The clock of the rate windows. */
@@ -48,6 +59,8 @@ interface Quota {
   limiter: Limiter
   rule: RateLimit
   what: string
+  /** The limiter's name, which the `RateLimit` headers name the policy by. */
+  name: string
 }
 
 // Ids past 2^53 are valid int64 but lose digits as numbers: name them only when exact.
@@ -116,11 +129,13 @@ export class Catalogue {
       limiter: store.limiter('artists-per-account', limits.artistsPerAccount, clock),
       rule: limits.artistsPerAccount,
       what: 'artists',
+      name: 'artists-per-account',
     }
     this.albumQuota = {
       limiter: store.limiter('albums-per-account', limits.albumsPerAccount, clock),
       rule: limits.albumsPerAccount,
       what: 'albums',
+      name: 'albums-per-account',
     }
   }
 
@@ -140,11 +155,10 @@ export class Catalogue {
 
   /**
    * Adds an artist for `caller`; the id is assigned here, whatever the client sent. A user's account is refused
-   * with {@link TooManyAttemptsError} past its rate of new artists. `keep` goes to the store's insert (an
-   * `Idempotency-Key`'s answer, kept in the same write).
+   * with {@link TooManyAttemptsError} past its rate of new artists. See {@link CreateOptions} for `options`.
    */
-  createArtist(input: ArtistInput, caller: Caller, keep?: KeepAnswer<Artist>): Promise<Artist> {
-    return withinQuota(this.artistQuota, caller, () => this.store.artists.insert(artistFields(input), keep))
+  createArtist(input: ArtistInput, caller: Caller, { keep, report }: CreateOptions<Artist> = {}): Promise<Artist> {
+    return withinQuota(this.artistQuota, caller, () => this.store.artists.insert(artistFields(input), keep), report)
   }
 
   /**
@@ -259,26 +273,30 @@ export class Catalogue {
    * Adds an album to artist `artistId` for `caller`. Refused with {@link ConflictError} when the artist already has
    * the most albums an artist may have (whoever asks), and with {@link TooManyAttemptsError} past a user's rate. With
    * `condition`, only while it holds for the artist as stored (the album list is part of it): otherwise
-   * {@link ChangedSinceReadError}. With `keep`, the answer of its `Idempotency-Key` lands in the same write.
+   * {@link ChangedSinceReadError}. See {@link CreateOptions} for the rest.
    */
   createAlbum(
     artistId: number,
     input: AlbumInput,
     caller: Caller,
-    condition?: Precondition,
-    keep?: KeepAnswer<Album>,
+    { condition, keep, report }: CreateOptions<Album> = {},
   ): Promise<Album> {
-    return withinQuota(this.albumQuota, caller, async () => {
-      try {
-        const album = await this.store.albums.insert({ artistId, ...albumFields(input) }, condition, keep)
-        if (!album) throw unknownArtist(artistId)
-        return album
-      } catch (error) {
-        if (error instanceof AlbumLimitError) throw tooManyAlbums(artistId, error.max)
-        if (error instanceof StaleVersionError) throw conditionFailed(error.current, condition)
-        throw error
-      }
-    })
+    return withinQuota(
+      this.albumQuota,
+      caller,
+      async () => {
+        try {
+          const album = await this.store.albums.insert({ artistId, ...albumFields(input) }, condition, keep)
+          if (!album) throw unknownArtist(artistId)
+          return album
+        } catch (error) {
+          if (error instanceof AlbumLimitError) throw tooManyAlbums(artistId, error.max)
+          if (error instanceof StaleVersionError) throw conditionFailed(error.current, condition)
+          throw error
+        }
+      },
+      report,
+    )
   }
 }
 
@@ -309,14 +327,23 @@ const tooManyAlbums = (artistId: number, max: number) =>
  * the write, so parallel requests on any replica cannot pass it together) and refused past it; a write that fails
  * is taken back, so only records created count. An operator's service key belongs to no account and is not counted.
  */
-async function withinQuota<T>({ limiter, rule, what }: Quota, caller: Caller, create: () => Promise<T>): Promise<T> {
+async function withinQuota<T>(
+  { limiter, rule, what, name }: Quota,
+  caller: Caller,
+  create: () => Promise<T>,
+  report?: QuotaReport,
+): Promise<T> {
   if (caller.kind !== 'user') return create()
-  const { attempt, retryAfter } = await limiter.hit(String(caller.userId))
+  const hit = await limiter.hit(String(caller.userId))
+  const { attempt, retryAfter } = hit
   if (!attempt)
     throw new TooManyAttemptsError(
       `Your account has added ${rule.limit} ${what} in the last ${spanOf(rule.windowMs)}, the most it may add in that time. Try again in ${retryAfter} second${retryAfter === 1 ? '' : 's'}.`,
       retryAfter,
+      { name, ...rule },
     )
+  // What remains comes with the hit itself: telling the client costs no second round-trip to the store.
+  report?.({ policy: name, ...rule, remaining: hit.remaining })
   try {
     const created = await create()
     // Only marks it finished (it keeps counting), so the answer does not wait for it.

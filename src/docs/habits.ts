@@ -16,6 +16,24 @@ const LINK: Header = {
   },
 }
 
+const RATE_LIMIT: Record<string, Header> = {
+  'RateLimit-Policy': {
+    description:
+      'The quota this request was counted against (draft-ietf-httpapi-ratelimit-headers): its name, `q` attempts per `w` seconds, e.g. `"artists-per-account";q=100;w=3600`. Sent where a quota counted the request: not for a service key, which no quota counts.',
+    required: false,
+    schema: { type: 'string', examples: ['"artists-per-account";q=100;w=3600'] },
+  },
+  RateLimit: {
+    description:
+      'Where the request left that quota: `r` attempts remaining and `t` seconds until it is whole again (the window, an upper bound, on a success; the exact wait, as `Retry-After`, on a 429), e.g. `"artists-per-account";r=99;t=3600`.',
+    required: false,
+    schema: { type: 'string', examples: ['"artists-per-account";r=99;t=3600'] },
+  },
+}
+
+/** The operations whose success a quota counted, and so carries the `RateLimit` headers (src/http/rate-limit.ts). */
+const COUNTED = new Set(['createArtist', 'createAlbum', 'createUser'])
+
 /** Whether `operation` answers one page of a list: it takes `limit` and `offset` (src/http/pagination.ts). */
 const isList = (operation: Operation) =>
   ['limit', 'offset'].every((name) =>
@@ -30,12 +48,17 @@ const everywhere = (kind: 'not-acceptable' | 'uri-too-long', when: string): Resp
 
 /**
  * Adds what every route does alike (src/http/) to the operations it concerns: the `Link` header of each list page,
+ * the `RateLimit` headers of the answers a quota counted and of every 429,
  * the 406 of an `Accept` that excludes every type an operation sends (src/http/accept.ts), and the 414 of a request
  * target over 8 KiB (src/http/request-target.ts).
  */
 export function documentHabits(operation: Operation): void {
   const ok = operation.responses[200]
   if (ok && isList(operation)) ok.headers = { ...ok.headers, Link: LINK }
+  const created = operation.responses[201]
+  if (created && COUNTED.has(operation.operationId)) created.headers = { ...created.headers, ...RATE_LIMIT }
+  const refused = operation.responses[429]
+  if (refused) refused.headers = { ...refused.headers, ...RATE_LIMIT }
   operation.responses = Object.fromEntries(
     Object.entries({
       ...operation.responses,

@@ -8,10 +8,11 @@ import { SECURITY_HEADERS } from './security-headers.ts'
 // safe to retry.
 const ALLOWED_HEADERS =
   'Authorization, Content-Type, X-API-Key, If-Match, If-None-Match, Last-Event-ID, X-Request-Id, Rock-Legends-Namespace, Idempotency-Key'
-// Every response header a page may want to read; X-Request-Id to quote a failed request's id; Idempotent-Replayed to
-// tell a create's answer sent again.
+// Every response header a page may want to read; X-Request-Id to quote a failed request's id, Link to page through
+// a list, RateLimit and RateLimit-Policy to slow down before a 429, Idempotent-Replayed to tell a create's answer
+// sent again.
 const EXPOSED_HEADERS =
-  'Location, WWW-Authenticate, Retry-After, Deprecation, Allow, ETag, X-Request-Id, Idempotent-Replayed'
+  'Location, WWW-Authenticate, Retry-After, Deprecation, Allow, ETag, X-Request-Id, Link, RateLimit, RateLimit-Policy, Idempotent-Replayed'
 
 /**
  * CORS for the origins given to `--cors` (`*` allows any). With no origins the plugin adds nothing at all, so a
@@ -47,7 +48,7 @@ export function cors(origins: readonly string[], requestId?: (request: Request) 
                 ...headers,
                 // Answered before routing, so the access log's hooks never see it either: its id comes from here.
                 ...(requestId && { [REQUEST_ID]: requestId(request) }),
-                'access-control-allow-methods': 'GET, HEAD, POST, PUT, DELETE',
+                'access-control-allow-methods': 'GET, HEAD, POST, PUT, PATCH, DELETE',
                 'access-control-allow-headers': ALLOWED_HEADERS,
                 'access-control-max-age': '600',
               },

@@ -1,5 +1,6 @@
 import type { DomainError, Refusal, RefusalKind } from '../model/errors.ts'
 import { invalid, Problem } from './problem.ts'
+import { rateLimitHeaders } from './rate-limit.ts'
 
 /** The `WWW-Authenticate` challenge sent with every 401. */
 export const CHALLENGE = 'Bearer realm="rock-legends"'
@@ -19,8 +20,16 @@ const ANSWERS: { readonly [K in RefusalKind]: (refusal: RefusalOf<K>) => Problem
   'credential-not-allowed': (refusal) => new Problem('credential-not-allowed', refusal.message),
   'not-permitted': (refusal) => new Problem('forbidden', refusal.message),
   'account-disabled': (refusal) => new Problem('account-disabled', refusal.message),
-  'too-many-attempts': (refusal) =>
-    new Problem('too-many-requests', refusal.message, {}, { 'retry-after': String(refusal.retryAfterSeconds) }),
+  'too-many-attempts': ({ message, retryAfterSeconds, quota }) =>
+    new Problem(
+      'too-many-requests',
+      message,
+      {},
+      {
+        'retry-after': String(retryAfterSeconds),
+        ...(quota && rateLimitHeaders({ policy: quota.name, ...quota, remaining: 0, resetSeconds: retryAfterSeconds })),
+      },
+    ),
   'invalid-field': (refusal) => invalid([{ pointer: refusal.pointer, detail: refusal.message }]),
   'changed-since-read': (refusal) =>
     new Problem('precondition-failed', refusal.message, {}, { etag: refusal.currentTag }),

@@ -68,10 +68,14 @@ export class TooManyAttemptsError extends DomainError {
   override name = 'TooManyAttemptsError'
   override readonly kind = 'too-many-attempts'
 
-  /** `detail` explains which limit was reached; `retryAfterSeconds` is at least 1. */
+  /**
+   * `detail` explains which limit was reached; `retryAfterSeconds` is at least 1; `quota`, when given, names the limit
+   * (its limiter's name, for the `RateLimit` headers) and its rule.
+   */
   constructor(
     detail: string,
     readonly retryAfterSeconds: number,
+    readonly quota?: { name: string; limit: number; windowMs: number },
   ) {
     super(detail)
   }

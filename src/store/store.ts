@@ -145,8 +145,11 @@ export interface Attempt {
   readonly id?: string
 }
 
-/** What {@link Limiter.hit} answers: the attempt, counted; or, when the key is at its limit, the seconds to wait. */
-export type Hit = { attempt: Attempt; retryAfter: 0 } | { attempt: undefined; retryAfter: number }
+/**
+ * What {@link Limiter.hit} answers: the attempt, counted, with how many more the key may make in the window now
+ * (`remaining`, known from the same step); or, when the key is at its limit, the seconds to wait.
+ */
+export type Hit = { attempt: Attempt; retryAfter: 0; remaining: number } | { attempt: undefined; retryAfter: number }
 
 /**
  * A sliding-window counter of attempts per key (a client address, an email): a brute-force brake. The SQL store's

@@ -44,7 +44,7 @@ describe('OPTIONS', () => {
       options('/api/v1/artists', { ...origin, 'access-control-request-method': 'POST' }),
     )
     expect(preflight.status).toBe(204)
-    expect(preflight.headers.get('access-control-allow-methods')).toBe('GET, HEAD, POST, PUT, DELETE')
+    expect(preflight.headers.get('access-control-allow-methods')).toBe('GET, HEAD, POST, PUT, PATCH, DELETE')
     expect(preflight.headers.get('allow')).toBeNull()
     const plain = await app.handle(options('/api/v1/artists', origin))
     expect(plain.status).toBe(204)

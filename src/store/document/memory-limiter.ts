@@ -14,14 +14,19 @@ export class MemoryLimiter implements Limiter {
   private readonly limiter: RateLimiter
 
   /** A limiter allowing `rule.limit` attempts per `rule.windowMs`, reading the time from `clock`. */
-  constructor(rule: RateLimit, clock: () => number, maxKeys = MAX_KEYS) {
+  constructor(
+    private readonly rule: RateLimit,
+    clock: () => number,
+    maxKeys = MAX_KEYS,
+  ) {
     this.limiter = new RateLimiter(rule, clock, maxKeys)
   }
 
   async hit(key: string): Promise<Hit> {
     const retryAfter = this.limiter.retryAfter(key)
     if (retryAfter > 0) return { attempt: undefined, retryAfter }
-    return { attempt: this.limiter.hit(key), retryAfter: 0 }
+    const attempt = this.limiter.hit(key)
+    return { attempt, retryAfter: 0, remaining: Math.max(0, this.rule.limit - this.limiter.count(key)) }
   }
 
   async record(key: string): Promise<Attempt> {

@@ -85,15 +85,22 @@ export class SqlLimiter implements Limiter {
       const hit = await inTransaction(this.sql, async (tx): Promise<Hit> => {
         await this.takeTurn(tx, key, now)
         const id = Bun.randomUUIDv7()
+        // The count before this attempt comes back with it, so the answer knows what remains without asking again.
         const [inserted] = await tx`
-          INSERT INTO rl_attempts (limiter, subject, id, at_ms, settled)
-          SELECT ${this.name}, ${key}, ${id}, ${now}::bigint, 0
-          WHERE (
-            SELECT count(*) FROM rl_attempts
+          WITH counted AS (
+            SELECT count(*)::int AS n FROM rl_attempts
             WHERE limiter = ${this.name} AND subject = ${key} AND id <> ${HEAD} AND at_ms > ${now - this.rule.windowMs}::bigint
-          ) < ${this.rule.limit}
-          RETURNING id`
-        if (inserted) return { attempt: { key, at: now, id }, retryAfter: 0 }
+          )
+          INSERT INTO rl_attempts (limiter, subject, id, at_ms, settled)
+          SELECT ${this.name}, ${key}, ${id}, ${now}::bigint, 0 FROM counted
+          WHERE counted.n < ${this.rule.limit}
+          RETURNING id, (SELECT n FROM counted) AS before`
+        if (inserted)
+          return {
+            attempt: { key, at: now, id },
+            retryAfter: 0,
+            remaining: Math.max(0, this.rule.limit - Number(inserted.before) - 1),
+          }
         return { attempt: undefined, retryAfter: secondsToWait(await this.times(tx, key, now), this.rule, now) }
       })
       await this.sweepIfDue(now)

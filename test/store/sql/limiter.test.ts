@@ -211,6 +211,22 @@ describe.skipIf(skip)('the SQL limiter, over a real PostgreSQL', () => {
     expect(overSql).toEqual(inMemory)
   })
 
+  test('a hit says how many more attempts remain, as the memory limiter does, with no second statement', async () => {
+    const [sql] = await database()
+    const clock = manualClock()
+    const rule = { limit: 3, windowMs: 10_000 }
+    const remaining = async (limiter: MemoryLimiter | SqlLimiter) => {
+      const answers: (number | string)[] = []
+      for (let i = 0; i < 4; i++) {
+        const hit = await limiter.hit('a')
+        answers.push(hit.attempt ? hit.remaining : `wait ${hit.retryAfter}`)
+      }
+      return answers
+    }
+    expect(await remaining(new MemoryLimiter(rule, clock.now))).toEqual([2, 1, 0, 'wait 10'])
+    expect(await remaining(new SqlLimiter(sql as SQL, 'remaining', rule, clock.now))).toEqual([2, 1, 0, 'wait 10'])
+  })
+
   // Five rounds: how the hits interleave differs from run to run.
   test.each([1, 2, 3, 4, 5])(
     'two replicas share one limit: of 20 concurrent hits split across both, exactly 5 pass (#%i)',
