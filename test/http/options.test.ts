@@ -9,9 +9,9 @@ const options = (path: string, headers: Record<string, string> = {}) =>
 describe('OPTIONS', () => {
   test.each([
     ['/api/v1/artists', 'GET, HEAD, OPTIONS, POST'],
-    ['/api/v1/artists/1', 'DELETE, GET, HEAD, OPTIONS, PUT'],
+    ['/api/v1/artists/1', 'DELETE, GET, HEAD, OPTIONS, PATCH, PUT'],
     ['/api/v1/artists/1/albums', 'GET, HEAD, OPTIONS, POST'],
-    ['/api/v1/artists/1/albums/2', 'GET, HEAD, OPTIONS'],
+    ['/api/v1/artists/1/albums/2', 'DELETE, GET, HEAD, OPTIONS, PATCH, PUT'],
     ['/api/v1/events', 'GET, HEAD, OPTIONS'],
     ['/api/v1/user/login', 'OPTIONS, POST'],
     ['/openapi.json', 'GET, HEAD, OPTIONS'],
@@ -51,6 +51,6 @@ describe('OPTIONS', () => {
     expect(plain.headers.get('allow')).toBe('GET, HEAD, OPTIONS, POST')
     expect(plain.headers.get('access-control-allow-origin')).toBe('https://demo.example')
     const sameOrigin = await app.handle(options('/api/v1/artists/1'))
-    expect(sameOrigin.headers.get('allow')).toBe('DELETE, GET, HEAD, OPTIONS, PUT')
+    expect(sameOrigin.headers.get('allow')).toBe('DELETE, GET, HEAD, OPTIONS, PATCH, PUT')
   })
 })

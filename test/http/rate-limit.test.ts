@@ -71,6 +71,19 @@ describe('RateLimit and RateLimit-Policy headers', () => {
     expect(refused).toMatchObject({ status: 429, state: '"albums-per-account";r=0;t=3600' })
   })
 
+  test('a create with an Idempotency-Key says them too; its replay, which counts nothing, does not', async () => {
+    const { send } = app()
+    const auth = { ...(await signedIn(send, 1)), 'idempotency-key': 'soda-1' }
+    const first = headersOf(await send('/api/v1/artists', { name: 'Soda Stereo' }, auth))
+    expect(first).toMatchObject({ status: 201, state: '"artists-per-account";r=1;t=3600' })
+    const replayed = await send('/api/v1/artists', { name: 'Soda Stereo' }, auth)
+    expect(replayed.headers.get('idempotent-replayed')).toBe('true')
+    expect(headersOf(replayed)).toMatchObject({ status: 201, state: null })
+    // The replay took nothing of the quota: one more create is still allowed.
+    const next = headersOf(await send('/api/v1/artists', { name: 'Virus' }, { authorization: auth.authorization }))
+    expect(next).toMatchObject({ status: 201, state: '"artists-per-account";r=0;t=3600' })
+  })
+
   test('a service key, which no quota counts, gets none', async () => {
     const { send } = app()
     const answer = headersOf(await send('/api/v1/artists', { name: 'Patricio Rey' }, { 'x-api-key': KEY }))
