@@ -1,4 +1,4 @@
-import type { Caller } from '../auth/guard.ts'
+import { type Caller, callerName } from '../auth/guard.ts'
 import type { Album } from '../model/album.ts'
 import { type AlbumInput, type AlbumPatch, albumFields, patchedAlbum } from '../model/album.ts'
 import type { Artist } from '../model/artist.ts'
@@ -158,7 +158,12 @@ export class Catalogue {
    * with {@link TooManyAttemptsError} past its rate of new artists. See {@link CreateOptions} for `options`.
    */
   createArtist(input: ArtistInput, caller: Caller, { keep, report }: CreateOptions<Artist> = {}): Promise<Artist> {
-    return withinQuota(this.artistQuota, caller, () => this.store.artists.insert(artistFields(input), keep), report)
+    return withinQuota(
+      this.artistQuota,
+      caller,
+      () => this.store.artists.insert(artistFields(input), callerName(caller), keep),
+      report,
+    )
   }
 
   /**
@@ -286,7 +291,12 @@ export class Catalogue {
       caller,
       async () => {
         try {
-          const album = await this.store.albums.insert({ artistId, ...albumFields(input) }, condition, keep)
+          const album = await this.store.albums.insert(
+            { artistId, ...albumFields(input) },
+            condition,
+            callerName(caller),
+            keep,
+          )
           if (!album) throw unknownArtist(artistId)
           return album
         } catch (error) {

@@ -8,6 +8,7 @@ import { type Static, Type } from '@sinclair/typebox'
 import { type Album, StoredAlbum } from './album.ts'
 import { type Artist, StoredArtist } from './artist.ts'
 import { type Credential, StoredCredential } from './credential.ts'
+import { type ArtistChange, StoredChange } from './history.ts'
 import { type KeptEntry, KeptEntry as KeptEntrySchema } from './kept-answer.ts'
 import { STORED_COUNTER } from './rules.ts'
 import { StoredUser, type User } from './user.ts'
@@ -39,6 +40,11 @@ export const StoreDocument = Type.Object({
    * a copy or a fixture state has none.
    */
   idempotency: Type.Optional(Type.Array(KeptEntrySchema)),
+  /**
+   * The artists' histories (history.ts), in id order: the last changes of each artist. Absent from what builds before
+   * histories wrote, which then start empty.
+   */
+  history: Type.Optional(Type.Array(StoredChange)),
 })
 
 /** A document as a data file, a journal or a backup holds it, perhaps in the form of an earlier build. */
@@ -58,6 +64,8 @@ export interface StoreDocument {
   credentials: Credential[]
   /** In a data file only, see the schema. */
   idempotency?: KeptEntry[]
+  /** The artists' histories, in id order; absent for none. */
+  history?: ArtistChange[]
 }
 
 /** A record of any collection: all of them carry an id. */

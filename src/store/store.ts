@@ -9,6 +9,7 @@ import type { Artist } from '../model/artist.ts'
 import type { CatalogueEntry } from '../model/catalogue.ts'
 import type { Credential, NewCredential } from '../model/credential.ts'
 import type { New } from '../model/form.ts'
+import type { ArtistChange } from '../model/history.ts'
 import type { AlbumQuery, ArtistSort, ListQuery } from '../model/search.ts'
 import type { StoreDocument } from '../model/store-document.ts'
 import type { NewUser, User } from '../model/user.ts'
@@ -219,15 +220,24 @@ export interface Store {
     get(id: number): Promise<Artist | undefined>
     /** A page of the artists matching `query.q` (by name or band), in `query.sort` order (id by default). */
     list(page: Page, query?: ListQuery<ArtistSort>): Promise<Slice<Artist>>
-    /** With `keep`, the answer for an `Idempotency-Key` is kept in the same durable write (see {@link KeepAnswer}). */
-    insert(fields: New<Artist>, keep?: KeepAnswer<Artist>): Promise<Artist>
+    /**
+     * Every write of the catalogue takes `by`, who makes it (`callerName`, or `OPERATOR` by default: history.ts), and
+     * adds a change to the artist's history in the same durable step as the write itself. With `keep`, the answer for
+     * an `Idempotency-Key` is kept in that write too (see {@link KeepAnswer}).
+     */
+    insert(fields: New<Artist>, by?: string, keep?: KeepAnswer<Artist>): Promise<Artist>
     /**
      * Replaces every field but the id; `undefined` when there is no such artist. With `condition` (see `Precondition`
      * in entity-tag.ts), only while it holds for the artist's current tag, checked in the same step as the write (so
      * of two writers that read the same tag, on any replica, one wins); otherwise rejects with `StaleVersionError`
      * and changes nothing.
      */
-    replace(artist: Artist, condition?: Precondition): Promise<Artist | undefined>
+    replace(artist: Artist, condition?: Precondition, by?: string): Promise<Artist | undefined>
+    /**
+     * A page of the changes of artist `artistId` and of its albums, newest first: its last `HISTORY_PER_ARTIST`
+     * (history.ts); `undefined` when there is no such artist.
+     */
+    history(artistId: number, page: Page): Promise<Slice<ArtistChange> | undefined>
   }
   readonly albums: {
     get(id: number): Promise<Album | undefined>
@@ -241,19 +251,24 @@ export interface Store {
      * {@link MAX_ALBUMS_PER_ARTIST} albums, counted in the same step as the insert. With `condition`, only while it
      * holds for the artist's current tag, checked in that step too; otherwise rejects with `StaleVersionError`. With `keep`, as for artists.
      */
-    insert(fields: New<Album>, condition?: Precondition, keep?: KeepAnswer<Album>): Promise<Album | undefined>
+    insert(
+      fields: New<Album>,
+      condition?: Precondition,
+      by?: string,
+      keep?: KeepAnswer<Album>,
+    ): Promise<Album | undefined>
     /**
      * Replaces every field of album `album.id` but its id and artist; `undefined` when there is no such album of
      * `album.artistId`. With `condition`, only while it holds for the album's current tag (`albumTag`), checked in the
      * same step as the write; otherwise rejects with `StaleVersionError` and changes nothing.
      */
-    replace(album: Album, condition?: Precondition): Promise<Album | undefined>
+    replace(album: Album, condition?: Precondition, by?: string): Promise<Album | undefined>
     /**
      * Removes album `id` of artist `artistId` and resolves with it as it was; `undefined` when there is no such album
      * of that artist. The artist's count of albums ({@link MAX_ALBUMS_PER_ARTIST}) drops with it, in the same step.
      * With `condition`, as for `replace`. Ids are never reused.
      */
-    remove(artistId: number, id: number, condition?: Precondition): Promise<Album | undefined>
+    remove(artistId: number, id: number, condition?: Precondition, by?: string): Promise<Album | undefined>
   }
   readonly users: {
     get(id: number): Promise<User | undefined>

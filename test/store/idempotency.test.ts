@@ -52,10 +52,12 @@ const ANSWER = {
 
 /** Inserts an artist for the request that claimed `keyed` as `claim`, keeping {@link ANSWER} in the same write. */
 const insertKept = (store: Store, keyed: KeyedRequest, claim: string, now = T0) =>
-  store.artists.insert(
-    { name: 'Pappo' },
-    { request: keyed, claim, expiresAt: now + LIMITS.ttlMs, answer: () => ANSWER },
-  )
+  store.artists.insert({ name: 'Pappo' }, undefined, {
+    request: keyed,
+    claim,
+    expiresAt: now + LIMITS.ttlMs,
+    answer: () => ANSWER,
+  })
 
 /** Claims `key` for `request` and keeps `answer` for it at `now`, with the artist it answers. */
 async function answered(store: Store, keyed: KeyedRequest, now = T0) {

@@ -64,7 +64,14 @@ describe('openJsonFileStore', () => {
       .trim()
       .split('\n')
       .map((line) => JSON.parse(line))
-    expect(entries).toEqual([{ counters: { artists: 1, albums: 0, users: 0, credentials: 0 }, artists: [created] }])
+    expect(entries).toEqual([
+      {
+        counters: { artists: 1, albums: 0, users: 0, credentials: 0 },
+        artists: [created],
+        // The artist's history, in the same line: durable with the write it describes.
+        history: [{ id: 1, at: expect.any(String), by: 'operator', kind: 'artist-created', artist: created }],
+      },
+    ])
     await store.close()
     const onDisk = JSON.parse(readFileSync(file, 'utf8')) as StoreDocument
     expect(onDisk.artists).toEqual([created])

@@ -37,6 +37,7 @@ function whenReady(ready: Promise<Store>): Store {
       list: on((store, ...args: Parameters<Store['artists']['list']>) => store.artists.list(...args)),
       insert: on((store, ...args: Parameters<Store['artists']['insert']>) => store.artists.insert(...args)),
       replace: on((store, ...args: Parameters<Store['artists']['replace']>) => store.artists.replace(...args)),
+      history: on((store, ...args: Parameters<Store['artists']['history']>) => store.artists.history(...args)),
     },
     albums: {
       get: on((store, id: number) => store.albums.get(id)),

@@ -1,4 +1,5 @@
 import type { Credential } from '../../model/credential.ts'
+import { type ArtistChange, artistOfChange } from '../../model/history.ts'
 import type { KeptAnswer, KeptEntry } from '../../model/kept-answer.ts'
 import type { Collection, StoreDocument, StoreRecord } from '../../model/store-document.ts'
 import type { KeyedRequest } from '../idempotency.ts'
@@ -20,6 +21,8 @@ export class Batch {
   private readonly removedAlbums = new Set<number>()
   /** The claims those answers settle once the batch is durable, or free should it fail. */
   private readonly answered: { request: KeyedRequest; claim: string }[] = []
+  /** The changes added to artists' histories in this batch, for its journal entry. */
+  private readonly changes: ArtistChange[] = []
   private rewindTo: Rewind | undefined
   private replacedAll = false
   /** Whether the batch is committed even with no change: a probe of the disk. */
@@ -35,6 +38,7 @@ export class Batch {
       this.changed.size === 0 &&
       this.removedAlbums.size === 0 &&
       this.kept.length === 0 &&
+      this.changes.length === 0 &&
       !this.probing
     )
   }
@@ -67,6 +71,21 @@ export class Batch {
     // A record put earlier in this batch and removed now is not written: replay would only remove it again.
     this.changed.get(name)?.delete(record.id)
     this.removedAlbums.add(record.id)
+  }
+
+  /**
+   * Adds a change to its artist's history (`fields` without its id, which this gives): journaled with this batch,
+   * and taken back should it fail.
+   */
+  change(fields: Omit<ArtistChange, 'id'>): ArtistChange {
+    const rewind = this.rewind()
+    const change = { id: this.records.nextChangeId(), ...fields } as ArtistChange
+    const artistId = artistOfChange(change)
+    const previous = this.records.addChange(change)
+    rewind.history ??= new Map()
+    if (!rewind.history.has(artistId)) rewind.history.set(artistId, previous)
+    this.changes.push(change)
+    return change
   }
 
   /**
@@ -133,7 +152,11 @@ export class Batch {
 
   /** The rewind of this batch, begun at its first change that needs one. */
   private rewind(): Rewind {
-    this.rewindTo ??= { counters: { ...this.records.doc.counters }, replaced: [] }
+    this.rewindTo ??= {
+      counters: { ...this.records.doc.counters },
+      replaced: [],
+      lastChangeId: this.records.lastChangeId,
+    }
     return this.rewindTo
   }
 
@@ -142,6 +165,7 @@ export class Batch {
     for (const [name, records] of this.changed)
       if (records.size > 0) (entry as Record<Collection, StoreRecord[]>)[name] = [...records.values()]
     if (this.removedAlbums.size > 0) entry.removed = { albums: [...this.removedAlbums] }
+    if (this.changes.length > 0) entry.history = this.changes
     if (this.kept.length > 0) entry.idempotency = this.kept
     return entry
   }

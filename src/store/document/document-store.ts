@@ -6,6 +6,7 @@ import type { CatalogueEntry } from '../../model/catalogue.ts'
 import { type Credential, isDead, type NewCredential } from '../../model/credential.ts'
 import { emailKey } from '../../model/email.ts'
 import type { New } from '../../model/form.ts'
+import { type ArtistChange, OPERATOR } from '../../model/history.ts'
 import type { AlbumQuery, ArtistSort, ListQuery } from '../../model/search.ts'
 import type { StoreDocument } from '../../model/store-document.ts'
 import type { NewUser, User } from '../../model/user.ts'
@@ -124,15 +125,16 @@ export class DocumentStore implements Store {
       const { artists } = this.records.doc
       return { items: artists.slice(page.offset, page.offset + page.limit), total: artists.length }
     },
-    insert: (fields: New<Artist>, keep?: KeepAnswer<Artist>): Promise<Artist> =>
+    insert: (fields: New<Artist>, by = OPERATOR, keep?: KeepAnswer<Artist>): Promise<Artist> =>
       this.mutate((batch) => {
         this.holdsClaim(keep)
         const artist = artistRecord(batch.nextId('artists'), fields)
         batch.put('artists', artist)
+        batch.change({ at: new Date().toISOString(), by, kind: 'artist-created', artist })
         if (keep) batch.answer(keep.request, keep.claim, keep.answer(artist), keep.expiresAt)
         return artist
       }).then((artist) => this.announce(artist, { kind: 'artist-created', artist })),
-    replace: (artist: Artist, condition?: Precondition): Promise<Artist | undefined> =>
+    replace: (artist: Artist, condition?: Precondition, by = OPERATOR): Promise<Artist | undefined> =>
       this.mutate((batch) => {
         const current = this.records.artist(artist.id)
         if (!current) return undefined
@@ -140,8 +142,17 @@ export class DocumentStore implements Store {
         if (!holds(condition, artistTag(current))) throw new StaleVersionError(current)
         const record = artistRecord(artist.id, artist)
         batch.put('artists', record)
+        batch.change({ at: new Date().toISOString(), by, kind: 'artist-updated', artist: record })
         return record
       }).then((record) => record && this.announce(record, { kind: 'artist-updated', artist: record })),
+    history: async (artistId: number, page: Page): Promise<Slice<ArtistChange> | undefined> => {
+      if (!this.records.artist(artistId)) return undefined
+      // Oldest first, at most HISTORY_PER_ARTIST: the page is read from the end, in constant work.
+      const changes = this.records.changesOf(artistId)
+      const end = Math.max(0, changes.length - page.offset)
+      const items = changes.slice(Math.max(0, end - page.limit), end).reverse()
+      return { items, total: changes.length }
+    },
   }
 
   readonly albums = {
@@ -150,7 +161,12 @@ export class DocumentStore implements Store {
       const albums = this.records.albumsOf(artistId)
       return albums && listAlbums(albums, page, query)
     },
-    insert: (fields: New<Album>, condition?: Precondition, keep?: KeepAnswer<Album>): Promise<Album | undefined> =>
+    insert: (
+      fields: New<Album>,
+      condition?: Precondition,
+      by = OPERATOR,
+      keep?: KeepAnswer<Album>,
+    ): Promise<Album | undefined> =>
       this.mutate((batch) => {
         const albums = this.records.albumsOf(fields.artistId)
         if (!albums) return undefined
@@ -161,25 +177,28 @@ export class DocumentStore implements Store {
         this.holdsClaim(keep)
         const album = albumRecord(batch.nextId('albums'), fields)
         batch.put('albums', album)
+        batch.change({ at: new Date().toISOString(), by, kind: 'album-created', album })
         if (keep) batch.answer(keep.request, keep.claim, keep.answer(album), keep.expiresAt)
         return album
       }).then((album) => album && this.announce(album, { kind: 'album-created', album })),
-    replace: (album: Album, condition?: Precondition): Promise<Album | undefined> =>
+    replace: (album: Album, condition?: Precondition, by = OPERATOR): Promise<Album | undefined> =>
       this.mutate((batch) => {
         const current = this.records.album(album.id)
         if (current?.artistId !== album.artistId) return undefined
         if (!holds(condition, albumTag(current))) throw new StaleVersionError(current)
         const record = albumRecord(album.id, album)
         batch.put('albums', record)
+        batch.change({ at: new Date().toISOString(), by, kind: 'album-updated', album: record })
         return record
       }).then((record) => record && this.announce(record, { kind: 'album-updated', album: record })),
-    remove: (artistId: number, id: number, condition?: Precondition): Promise<Album | undefined> =>
+    remove: (artistId: number, id: number, condition?: Precondition, by = OPERATOR): Promise<Album | undefined> =>
       this.mutate((batch) => {
         const current = this.records.album(id)
         if (current?.artistId !== artistId) return undefined
         if (!holds(condition, albumTag(current))) throw new StaleVersionError(current)
         // The artist's list loses it in this step: its count, which `insert` checks, drops with it.
         batch.remove('albums', current)
+        batch.change({ at: new Date().toISOString(), by, kind: 'album-deleted', album: current })
         return current
       }).then((album) => album && this.announce(album, { kind: 'album-deleted', album })),
   }
@@ -340,7 +359,7 @@ export class DocumentStore implements Store {
    * (an online backup of 100,000 artists pauses nothing for long).
    */
   async snapshot(): Promise<StoreDocument> {
-    return copyLists(this.records.doc)
+    return { ...copyLists(this.records.doc), history: this.records.historyList() }
   }
 
   /** This process owns the store: the reset point is the snapshot of the first call. */

@@ -8,7 +8,15 @@ import { StoreDocument } from '../../model/store-document.ts'
  * `document` in new lists and counters, sharing its records: enough for a copy that later writes leave as it is, since
  * no record is ever edited in place (records.ts freezes every record the store holds).
  */
-export function copyLists({ version, counters, artists, albums, users, credentials }: StoreDocument): StoreDocument {
+export function copyLists({
+  version,
+  counters,
+  artists,
+  albums,
+  users,
+  credentials,
+  history,
+}: StoreDocument): StoreDocument {
   return {
     version,
     counters: { ...counters },
@@ -16,6 +24,7 @@ export function copyLists({ version, counters, artists, albums, users, credentia
     albums: [...albums],
     users: [...users],
     credentials: [...credentials],
+    ...(history && { history: [...history] }),
   }
 }
 

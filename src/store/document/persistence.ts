@@ -3,7 +3,7 @@ import type { StoreMetrics } from '../../metrics/metrics.ts'
 import { COLLECTIONS, StoreDocument, type StoredDocument } from '../../model/store-document.ts'
 import { lazyCheck } from './document.ts'
 
-const { counters, artists, albums, users, credentials, idempotency } = StoreDocument.properties
+const { counters, artists, albums, users, credentials, idempotency, history } = StoreDocument.properties
 
 /**
  * The records one group commit created or changed (whole records: replay is an upsert), and the counters after it:
@@ -18,6 +18,8 @@ export const JournalEntry = Type.Object({
   credentials: Type.Optional(credentials),
   /** Answers kept for idempotency keys in this commit. */
   idempotency,
+  /** Changes added to the artists' histories, whole: replay appends them (the store keeps each artist's last ones). */
+  history,
   /** Records removed by the commit, by id (albums only: nothing else is ever removed but dead credentials). */
   removed: Type.Optional(Type.Object({ albums: Type.Optional(Type.Array(Type.Integer({ minimum: 1 }))) })),
 })
@@ -100,6 +102,10 @@ export function replay(document: StoredDocument, entries: readonly JournalEntry[
     for (const id of entry.removed?.albums ?? []) {
       const at = indexById(document.albums, id)
       if (at >= 0) document.albums.splice(at, 1)
+    }
+    if (entry.history) {
+      document.history ??= []
+      document.history.push(...entry.history)
     }
   }
 }

@@ -3,6 +3,7 @@ import type { Album } from '../../model/album.ts'
 import type { Artist } from '../../model/artist.ts'
 import type { Credential } from '../../model/credential.ts'
 import { emailKey } from '../../model/email.ts'
+import { type ArtistChange, artistOfChange, HISTORY_PER_ARTIST } from '../../model/history.ts'
 import { COLLECTIONS, type Collection, type StoreDocument, type StoreRecord } from '../../model/store-document.ts'
 import type { User } from '../../model/user.ts'
 import { IdsExhaustedError } from '../store.ts'
@@ -28,14 +29,25 @@ function countUpTo(records: readonly { id: number }[], id: number): number {
   return low
 }
 
+/** The history of a document the store now owns, taken out of it (the store keeps it by artist). */
+function takeHistory(document: StoreDocument): readonly ArtistChange[] {
+  const history = document.history ?? []
+  delete document.history
+  return history
+}
+
 /** What puts records back as they were before a batch (see `Batch`), should persisting it fail. */
 export interface Rewind {
   /** The counters before the batch: every record it added has a greater id. */
   counters: StoreDocument['counters']
   /** Records replaced, with the document that held them, in the order they were replaced. */
   replaced: [StoreDocument, Collection, StoreRecord][]
-  /** The whole previous document, when the batch replaced it (a restore). */
+  /** The whole previous document, when the batch replaced it (a restore), its history included. */
   document?: StoreDocument
+  /** The last change id given before the batch. */
+  lastChangeId: number
+  /** The history of each artist the batch added a change to, as it was before (`undefined`: none). */
+  history?: Map<number, readonly ArtistChange[] | undefined>
 }
 
 /**
@@ -53,11 +65,23 @@ export class Records {
   private usersByEmail = new Map<string, User>()
   private credentialsByHash = new Map<string, Credential>()
   private credentialsByUser = new Map<number, Credential[]>()
+  /**
+   * The history of each artist, oldest first, at most {@link HISTORY_PER_ARTIST} changes: the one place it is kept
+   * (the document's `history` is taken out when indexed, and made again by `snapshot`). Each list is replaced, never
+   * changed in place, so a page read from one stays as it was.
+   */
+  private history = new Map<number, readonly ArtistChange[]>()
+  /** The last change id given: ids only grow, whatever the retention drops. */
+  lastChangeId = 0
 
   /** Wraps a lowdb instance whose `data` holds the document. */
   constructor(private readonly db: Low<StoreDocument>) {
     this.takeKept(Date.now())
+    // A copy without the history: the caller's document stays as it was (a data file's is compacted from it).
+    const { history, ...document } = db.data
+    if (history) db.data = document
     this.index()
+    this.indexHistory(history ?? [])
   }
 
   /** Moves the answers a read document holds into {@link idempotency}, leaving the document records only. */
@@ -189,19 +213,24 @@ export class Records {
     }
   }
 
-  /** Replaces the whole document (a restore); returns the one it replaced. */
+  /** Replaces the whole document (a restore), history included; returns the one it replaced, with its history. */
   replaceDocument(document: StoreDocument): StoreDocument {
     const previous = this.doc
+    previous.history = this.historyList()
+    const given = this.lastChangeId
     this.db.data = document
     // The answers kept spoke of the catalogue replaced: a retry after a restore (or a fixture reset) runs again.
     delete this.doc.idempotency
     this.idempotency.clear()
     this.index()
+    this.indexHistory(takeHistory(document))
+    // Change ids are never given twice, even after a restore of an older backup.
+    this.lastChangeId = Math.max(given, this.lastChangeId)
     return previous
   }
 
   /** Puts the records back as `rewind` says they were. */
-  rewind({ counters, replaced, document }: Rewind): void {
+  rewind({ counters, replaced, document, lastChangeId, history }: Rewind): void {
     if (document) this.db.data = document
     // By id, not by position: a purge in the batch may have removed records from the middle of a collection.
     for (const name of COLLECTIONS) this.doc[name].length = countUpTo(this.doc[name], counters[name])
@@ -209,6 +238,61 @@ export class Records {
       if (holder === this.doc) upsert(this.doc[name] as StoreRecord[], previous)
     this.doc.counters = counters
     this.index()
+    if (document) this.indexHistory(takeHistory(document))
+    for (const [artistId, list] of history ?? [])
+      if (list) this.history.set(artistId, list)
+      else this.history.delete(artistId)
+    this.lastChangeId = lastChangeId
+  }
+
+  /** The id of a new change. */
+  nextChangeId(): number {
+    if (this.lastChangeId >= Number.MAX_SAFE_INTEGER) throw new IdsExhaustedError('changes')
+    this.lastChangeId += 1
+    return this.lastChangeId
+  }
+
+  /**
+   * Adds `change` to its artist's history, dropping the oldest beyond {@link HISTORY_PER_ARTIST}; returns the history
+   * as it was (`undefined` for none). A new list each time: at most that many changes copied.
+   */
+  addChange(change: ArtistChange): readonly ArtistChange[] | undefined {
+    Object.freeze(change)
+    const artistId = artistOfChange(change)
+    const previous = this.history.get(artistId)
+    const kept = previous ? previous.slice(Math.max(0, previous.length - HISTORY_PER_ARTIST + 1)) : []
+    kept.push(change)
+    this.history.set(artistId, kept)
+    return previous
+  }
+
+  /** The history of an artist, oldest first (empty for none). */
+  changesOf(artistId: number): readonly ArtistChange[] {
+    return this.history.get(artistId) ?? []
+  }
+
+  /** Every artist's history in one list, in id order: what a data file and a snapshot hold. */
+  historyList(): ArtistChange[] {
+    const all: ArtistChange[] = []
+    for (const list of this.history.values()) all.push(...list)
+    return all.sort((a, b) => a.id - b.id)
+  }
+
+  /**
+   * Takes the history out of `document` into the index: the last {@link HISTORY_PER_ARTIST} changes of each artist
+   * (a journal replayed onto a file may hold more, until its next compaction).
+   */
+  private indexHistory(list: readonly ArtistChange[]): void {
+    const byArtist = new Map<number, ArtistChange[]>()
+    let last = 0
+    for (const change of [...list].sort((a, b) => a.id - b.id)) {
+      push(byArtist, artistOfChange(change), Object.freeze(change))
+      last = Math.max(last, change.id)
+    }
+    this.history = new Map()
+    for (const [artistId, changes] of byArtist)
+      this.history.set(artistId, changes.slice(Math.max(0, changes.length - HISTORY_PER_ARTIST)))
+    this.lastChangeId = last
   }
 
   /** The document as it is now, in fresh arrays of the (unchanging) records: safe to write while changes go on. */
@@ -221,6 +305,7 @@ export class Records {
       albums: albums.slice(),
       users: users.slice(),
       credentials: credentials.slice(),
+      history: this.historyList(),
     }
     const kept = this.idempotency.kept()
     if (kept.length > 0) document.idempotency = kept

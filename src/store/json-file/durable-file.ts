@@ -103,6 +103,12 @@ export class DurableJsonFile implements Adapter<StoredDocument> {
           await writeRecords(handle, data.idempotency)
           await writeText(handle, '\n]')
         }
+        // The artists' histories, a record a line like the collections; none at all before the first change.
+        if (data.history && data.history.length > 0) {
+          await writeText(handle, ',\n"history":[')
+          await writeRecords(handle, data.history)
+          await writeText(handle, '\n]')
+        }
         await writeText(handle, '}\n')
         await handle.sync()
       } finally {

@@ -28,6 +28,7 @@ import {
   type ChangeWindow,
   type Subscription,
 } from '../changes.ts'
+import { recordHistory } from './history.ts'
 import { albumOf, artistOf } from './rows.ts'
 
 /** The channel of the wake-ups. */
@@ -45,10 +46,10 @@ export const OTHERS_WRITING_MS = 1000
 /** The kinds a row may have (the table's CHECK). */
 type Kind = Change['kind']
 
-/** A change to write: its kind and the record it is about (none for a reset). */
+/** A change to write: its kind, who made it and the record it is about (none for a reset). */
 export type ChangeRow =
-  | { kind: 'artist-created' | 'artist-updated'; artist: Artist }
-  | { kind: 'album-created' | 'album-updated' | 'album-deleted'; album: Album }
+  | { kind: 'artist-created' | 'artist-updated'; by: string; artist: Artist }
+  | { kind: 'album-created' | 'album-updated' | 'album-deleted'; by: string; album: Album }
   | { kind: 'reset' }
 
 /** The record's fields as the row keeps them: its JSON without the id (the album's artist as `artist_id`). */
@@ -69,11 +70,16 @@ function fieldsOf(change: ChangeRow): { id: number | null; fields: string | null
 }
 
 /**
- * Writes `changes` in `tx`, the transaction of the changes themselves: committed with them, or not at all. One
- * statement, whatever their number.
+ * Writes `changes` in `tx`, the transaction of the changes themselves: committed with them, or not at all; each change
+ * of a record goes into its artist's history too (history.ts). A statement for the stream, two for the histories,
+ * whatever their number.
  */
 export async function recordChanges(tx: SQL, changes: readonly ChangeRow[]): Promise<void> {
   if (changes.length === 0) return
+  await recordHistory(
+    tx,
+    changes.flatMap((change) => (change.kind === 'reset' ? [] : [change])),
+  )
   const rows = changes.map(fieldsOf)
   const kinds = tx.array(
     changes.map((change) => change.kind),
@@ -87,11 +93,16 @@ export async function recordChanges(tx: SQL, changes: readonly ChangeRow[]): Pro
     rows.map((row) => row.fields),
     'TEXT',
   )
+  const authors = tx.array(
+    changes.map((change) => (change.kind === 'reset' ? null : change.by)),
+    'TEXT',
+  )
   await tx`
-    INSERT INTO rl_events (id, tx, at_ms, kind, record_id, fields)
+    INSERT INTO rl_events (id, tx, at_ms, kind, record_id, fields, author)
     SELECT nextval('rl_event_ids'), pg_current_xact_id()::text::bigint, (extract(epoch FROM now()) * 1000)::bigint,
-      d.kind, d.record_id, d.fields
-    FROM unnest(${kinds}::text[], ${ids}::bigint[], ${fields}::text[]) AS d (kind, record_id, fields)`
+      d.kind, d.record_id, d.fields, d.author
+    FROM unnest(${kinds}::text[], ${ids}::bigint[], ${fields}::text[], ${authors}::text[])
+      AS d (kind, record_id, fields, author)`
 }
 
 /** The JSON an artist's row of `rl_events` keeps: the artist without its id. */

@@ -264,6 +264,30 @@ export const MIGRATIONS: readonly Migration[] = [
         'artist-created', 'artist-updated', 'album-created', 'album-updated', 'album-deleted', 'reset'))`,
     ],
   },
+  {
+    version: 10,
+    name: "the artists' histories, and who made each change",
+    statements: [
+      // Who made each change (`callerName`, never a secret), for the event stream; null for those of earlier builds.
+      'ALTER TABLE rl_events ADD COLUMN IF NOT EXISTS author TEXT',
+      'CREATE SEQUENCE IF NOT EXISTS rl_history_ids',
+      // The last changes of each artist and of its albums (sql/history.ts), written in the transaction of the change:
+      // `record_id` and `fields` as in rl_events, `author` who made it, `at_ms` when. Each write prunes its artist's
+      // to the newest HISTORY_PER_ARTIST, read by the index below: the work per request is bounded, whatever the
+      // number of artists. Carried by snapshots, backups and restores with the records.
+      `CREATE TABLE IF NOT EXISTS rl_history (
+        id BIGINT PRIMARY KEY,
+        artist_id BIGINT NOT NULL,
+        at_ms BIGINT NOT NULL,
+        author TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN (
+          'artist-created', 'artist-updated', 'album-created', 'album-updated', 'album-deleted')),
+        record_id BIGINT NOT NULL,
+        fields TEXT NOT NULL
+      )`,
+      'CREATE INDEX IF NOT EXISTS rl_history_by_artist ON rl_history (artist_id, id)',
+    ],
+  },
 ]
 
 /** The version of the schema this build expects. */

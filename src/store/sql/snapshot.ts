@@ -1,5 +1,6 @@
 import type { SQL } from 'bun'
 import type { StoreDocument } from '../../model/store-document.ts'
+import { dumpHistory } from './history.ts'
 import {
   ALBUM_COLUMNS,
   ARTIST_COLUMNS,
@@ -59,6 +60,7 @@ async function dump(tx: SQL): Promise<StoreDocument> {
     albums: (await tx.unsafe(`SELECT ${ALBUM_COLUMNS} FROM rl_albums ORDER BY id`)).map(albumOf),
     users: (await tx`SELECT * FROM rl_users ORDER BY id`).map(userOf),
     credentials: (await tx`SELECT * FROM rl_credentials ORDER BY id`).map(credentialOf),
+    history: await dumpHistory(tx),
   }
 }
 

@@ -7,6 +7,7 @@ import type { CatalogueEntry } from '../../model/catalogue.ts'
 import type { Credential, NewCredential } from '../../model/credential.ts'
 import { emailKey } from '../../model/email.ts'
 import type { New } from '../../model/form.ts'
+import { type ArtistChange, OPERATOR } from '../../model/history.ts'
 import type { AlbumQuery, ArtistSort, ListQuery } from '../../model/search.ts'
 import type { StoreDocument, StoredDocument } from '../../model/store-document.ts'
 import { upgradeDocument } from '../../model/upgrade.ts'
@@ -39,6 +40,7 @@ import {
   revokeCredential,
   startUserEpoch,
 } from './credentials.ts'
+import { listHistory, replaceHistory } from './history.ts'
 import { sqlIdempotency } from './idempotency.ts'
 import { SqlLimiter, SqlRecents } from './limiter.ts'
 import { listAlbums, listArtists } from './lists.ts'
@@ -355,9 +357,11 @@ export class SqlStore implements Store {
         if (version !== undefined) this.artistPages.set(key, version, slice)
         return slice
       }),
-    insert: (fields: New<Artist>, keep?: KeepAnswer<Artist>): Promise<Artist> =>
-      this.operate(() => this.writes.insertArtist(fields, keep)).finally(this.changed),
-    replace: (artist: Artist, condition?: Precondition): Promise<Artist | undefined> => {
+    insert: (fields: New<Artist>, by = OPERATOR, keep?: KeepAnswer<Artist>): Promise<Artist> =>
+      this.operate(() => this.writes.insertArtist(fields, by, keep)).finally(this.changed),
+    history: (artistId: number, page: Page): Promise<Slice<ArtistChange> | undefined> =>
+      validId(artistId) ? this.read(() => listHistory(this.sql, artistId, page)) : Promise.resolve(undefined),
+    replace: (artist: Artist, condition?: Precondition, by = OPERATOR): Promise<Artist | undefined> => {
       if (!validId(artist.id)) return Promise.resolve(undefined)
       return this.write(async (tx) => {
         const row = artistRow(artist.id, artist)
@@ -377,7 +381,7 @@ export class SqlStore implements Store {
         // Cached pages of the list are stale from now on, on every replica (page-cache.ts).
         await tallyArtists(tx, 0)
         const replaced = artistOf(row)
-        await recordChanges(tx, [{ kind: 'artist-updated', artist: replaced }])
+        await recordChanges(tx, [{ kind: 'artist-updated', by, artist: replaced }])
         return replaced
       }).finally(this.changed)
     },
@@ -388,22 +392,27 @@ export class SqlStore implements Store {
       validId(id) ? this.batched(this.albumReads, id) : Promise.resolve(undefined),
     listByArtist: (artistId: number, page: Page, query: AlbumQuery = {}): Promise<Slice<Album> | undefined> =>
       validId(artistId) ? this.read(() => listAlbums(this.sql, artistId, page, query)) : Promise.resolve(undefined),
-    insert: (fields: New<Album>, condition?: Precondition, keep?: KeepAnswer<Album>): Promise<Album | undefined> => {
+    insert: (
+      fields: New<Album>,
+      condition?: Precondition,
+      by = OPERATOR,
+      keep?: KeepAnswer<Album>,
+    ): Promise<Album | undefined> => {
       if (!validId(fields.artistId)) return Promise.resolve(undefined)
-      if (!condition) return this.operate(() => this.writes.insertAlbum(fields, keep)).finally(this.changed)
+      if (!condition) return this.operate(() => this.writes.insertAlbum(fields, by, keep)).finally(this.changed)
       // A conditional insert is a transaction of its own: the artist's row is locked, its tag checked, then the album
       // added as a batch of one, so no replace of the artist lands between the check and the insert.
       return this.write(async (tx) => {
         const artist = await lockedArtist(tx, fields.artistId)
         if (!artist) return undefined
         if (!holds(condition, artistTag(artist))) throw new StaleVersionError(artist)
-        const [outcome] = await insertAlbums(tx, [fields])
+        const [outcome] = await insertAlbums(tx, [fields], [by])
         if (outcome instanceof Error) throw outcome
         if (outcome && keep) this.idempotency.kept(await keepAnswers(tx, [{ keep, answer: keep.answer(outcome) }]))
         return outcome
       }).finally(this.changed)
     },
-    replace: (album: Album, condition?: Precondition): Promise<Album | undefined> => {
+    replace: (album: Album, condition?: Precondition, by = OPERATOR): Promise<Album | undefined> => {
       if (!validId(album.id) || !validId(album.artistId)) return Promise.resolve(undefined)
       return this.write(async (tx) => {
         const row = albumRow(album.id, album)
@@ -419,11 +428,11 @@ export class SqlStore implements Store {
             name_key = ${row.name_key}, folded_name = ${row.folded_name}
           WHERE id = ${row.id}`
         const replaced = albumOf(row)
-        await recordChanges(tx, [{ kind: 'album-updated', album: replaced }])
+        await recordChanges(tx, [{ kind: 'album-updated', by, album: replaced }])
         return replaced
       }).finally(this.changed)
     },
-    remove: (artistId: number, id: number, condition?: Precondition): Promise<Album | undefined> => {
+    remove: (artistId: number, id: number, condition?: Precondition, by = OPERATOR): Promise<Album | undefined> => {
       if (!validId(id) || !validId(artistId)) return Promise.resolve(undefined)
       return this.write(async (tx) => {
         // The artist's row first, as inserts lock it (writes.ts): the same order, so no deadlock, and its count of
@@ -437,7 +446,7 @@ export class SqlStore implements Store {
         if (!holds(condition, albumTag(current))) throw new StaleVersionError(current)
         await tx`DELETE FROM rl_albums WHERE id = ${id}`
         await tx`UPDATE rl_artists SET album_count = album_count - 1 WHERE id = ${artistId}`
-        await recordChanges(tx, [{ kind: 'album-deleted', album: current }])
+        await recordChanges(tx, [{ kind: 'album-deleted', by, album: current }])
         return current
       }).finally(this.changed)
     },
@@ -575,6 +584,7 @@ export class SqlStore implements Store {
       await this.counted(
         this.transact(async (tx) => {
           await replaceAll(tx, document, emailKey)
+          await replaceHistory(tx, document.history ?? [])
           // Every replica's streams are told to reload.
           await recordChanges(tx, [{ kind: 'reset' }])
           await commitWithCounters(tx, document.counters)

@@ -3,6 +3,7 @@ import type { StoreMetrics } from '../../metrics/metrics.ts'
 import type { Album } from '../../model/album.ts'
 import type { Artist } from '../../model/artist.ts'
 import type { New } from '../../model/form.ts'
+import { OPERATOR } from '../../model/history.ts'
 import type { KeptAnswer } from '../../model/kept-answer.ts'
 import { ClaimLostError, entryBytes, type KeepAnswer } from '../idempotency.ts'
 import { AlbumLimitError, MAX_ALBUMS_PER_ARTIST } from '../store.ts'
@@ -16,6 +17,7 @@ type Pending =
   | {
       kind: 'artist'
       fields: New<Artist>
+      by: string
       keep?: KeepAnswer<Artist>
       resolve: (artist: Artist) => void
       reject: (error: unknown) => void
@@ -23,6 +25,7 @@ type Pending =
   | {
       kind: 'album'
       fields: New<Album>
+      by: string
       keep?: KeepAnswer<Album>
       resolve: (album: Album | undefined) => void
       reject: (error: unknown) => void
@@ -101,7 +104,7 @@ export async function tallyArtists(tx: SQL, added: number): Promise<void> {
  * (`generate_series(1, n)`) the generic plan looks dear (a thousand rows), and every batch is planned again, which
  * costs as much as executing a batch of eight; so the ids are taken once per name instead.
  */
-async function insertArtists(sql: SQL, batch: readonly New<Artist>[]): Promise<Artist[]> {
+async function insertArtists(sql: SQL, batch: readonly New<Artist>[], authors: readonly string[]): Promise<Artist[]> {
   const n = batch.length
   const rows = batch.map((fields) => artistRow(0, fields))
   const column = (pick: (row: (typeof rows)[number]) => string | null) => sql.array(rows.map(pick), 'TEXT')
@@ -128,15 +131,24 @@ async function insertArtists(sql: SQL, batch: readonly New<Artist>[]): Promise<A
           ${names}::text[], ${column((row) => row.description)}::text[],
           ${column((row) => row.image)}::text[], ${column((row) => row.band)}::text[],
           ${column((row) => row.name_key.toString('hex'))}::text[], ${column((row) => row.folded_name)}::text[],
-          ${column((row) => row.folded_band)}::text[], ${sql.array(fields, 'TEXT')}::text[]
-        ) WITH ORDINALITY AS d (name, description, image, band, name_key, folded_name, folded_band, fields, position)
-          ON d.position = ids.position
+          ${column((row) => row.folded_band)}::text[], ${sql.array(fields, 'TEXT')}::text[],
+          ${sql.array([...authors], 'TEXT')}::text[]
+        ) WITH ORDINALITY AS d (
+          name, description, image, band, name_key, folded_name, folded_band, fields, author, position
+        ) ON d.position = ids.position
       ),
-      -- Their changes, in the same statement: committed with them or not at all (changes.ts).
+      -- Their changes and the first entry of each one's history (history.ts), in the same statement: committed with
+      -- them or not at all (changes.ts). A new artist's history needs no pruning.
       changes AS (
-        INSERT INTO rl_events (id, tx, at_ms, kind, record_id, fields)
+        INSERT INTO rl_events (id, tx, at_ms, kind, record_id, fields, author)
         SELECT nextval('rl_event_ids'), pg_current_xact_id()::text::bigint,
-          (extract(epoch FROM now()) * 1000)::bigint, 'artist-created', incoming.id, incoming.fields
+          (extract(epoch FROM now()) * 1000)::bigint, 'artist-created', incoming.id, incoming.fields, incoming.author
+        FROM incoming
+      ),
+      history AS (
+        INSERT INTO rl_history (id, artist_id, at_ms, author, kind, record_id, fields)
+        SELECT nextval('rl_history_ids'), incoming.id, (extract(epoch FROM now()) * 1000)::bigint, incoming.author,
+          'artist-created', incoming.id, incoming.fields
         FROM incoming
       )
       INSERT INTO rl_artists (id, name, description, image, band, name_key, folded_name, folded_band, album_count)
@@ -168,6 +180,7 @@ export async function lockedArtist(tx: SQL, id: number): Promise<Artist | undefi
 export async function insertAlbums(
   tx: SQL,
   batch: readonly New<Album>[],
+  authors: readonly string[],
 ): Promise<(Album | AlbumLimitError | undefined)[]> {
   const artistIds = [...new Set(batch.map(({ artistId }) => artistId))]
   const locked = await tx`
@@ -186,6 +199,7 @@ export async function insertAlbums(
     return 'fits'
   })
   const accepted = batch.filter((_, i) => fits[i] === 'fits')
+  const acceptedBy = authors.filter((_, i) => fits[i] === 'fits')
   const outcomes = fits.map((fit) => (fit === 'full' ? new AlbumLimitError(MAX_ALBUMS_PER_ARTIST) : undefined))
   if (accepted.length === 0) return outcomes
   // The new counts, absolute: the rows are locked, so nothing changed them since they were read.
@@ -208,7 +222,7 @@ export async function insertAlbums(
   const albums = rows.map(albumOf)
   await recordChanges(
     tx,
-    albums.map((album) => ({ kind: 'album-created', album })),
+    albums.map((album, i) => ({ kind: 'album-created', by: acceptedBy[i] as string, album })),
   )
   let next = 0
   return fits.map((fit, i) => (fit === 'fits' ? albums[next++] : outcomes[i]))
@@ -331,14 +345,14 @@ export class WriteBatcher {
     private readonly kept?: (bytes: number) => void,
   ) {}
 
-  /** Adds an artist in the next batch, with the answer `keep` says in the same transaction; resolves once committed. */
-  insertArtist(fields: New<Artist>, keep?: KeepAnswer<Artist>): Promise<Artist> {
-    return new Promise((resolve, reject) => this.enqueue({ kind: 'artist', fields, keep, resolve, reject }))
+  /** Adds an artist in the next batch, made by `by`, with the answer `keep` says in the same transaction; resolves once committed. */
+  insertArtist(fields: New<Artist>, by = OPERATOR, keep?: KeepAnswer<Artist>): Promise<Artist> {
+    return new Promise((resolve, reject) => this.enqueue({ kind: 'artist', fields, by, keep, resolve, reject }))
   }
 
   /** Adds an album in the next batch, as {@link insertArtist}; `undefined` when its artist does not exist. */
-  insertAlbum(fields: New<Album>, keep?: KeepAnswer<Album>): Promise<Album | undefined> {
-    return new Promise((resolve, reject) => this.enqueue({ kind: 'album', fields, keep, resolve, reject }))
+  insertAlbum(fields: New<Album>, by = OPERATOR, keep?: KeepAnswer<Album>): Promise<Album | undefined> {
+    return new Promise((resolve, reject) => this.enqueue({ kind: 'album', fields, by, keep, resolve, reject }))
   }
 
   /** Notes a credential's use, saved with the next transaction (or `flush`). */
@@ -440,6 +454,7 @@ export class WriteBatcher {
               insertArtists(
                 sql,
                 batch.map((pending) => pending.fields as New<Artist>),
+                batch.map((pending) => pending.by),
               ),
             )
           : await this.transact((tx) => this.write(tx, batch, uses))
@@ -469,11 +484,13 @@ export class WriteBatcher {
 
   /** The batch's statements, in one transaction: repeated whole when the database asks for a retry. */
   private async write(tx: SQL, batch: readonly Pending[], uses: ReadonlyMap<number, string>): Promise<Outcome[]> {
-    const artists = batch.flatMap((pending) => (pending.kind === 'artist' ? [pending.fields] : []))
-    const albums = batch.flatMap((pending) => (pending.kind === 'album' ? [pending.fields] : []))
+    const artists = batch.flatMap((pending) => (pending.kind === 'artist' ? [pending] : []))
+    const albums = batch.flatMap((pending) => (pending.kind === 'album' ? [pending] : []))
+    const fieldsOf = <T>(list: readonly { fields: T }[]) => list.map((pending) => pending.fields)
+    const authorsOf = (list: readonly { by: string }[]) => list.map((pending) => pending.by)
     // Artists first: an album submitted after its artist's insert, in the same batch, finds it.
-    const artistOutcomes = artists.length > 0 ? await insertArtists(tx, artists) : []
-    const albumOutcomes = albums.length > 0 ? await insertAlbums(tx, albums) : []
+    const artistOutcomes = artists.length > 0 ? await insertArtists(tx, fieldsOf(artists), authorsOf(artists)) : []
+    const albumOutcomes = albums.length > 0 ? await insertAlbums(tx, fieldsOf(albums), authorsOf(albums)) : []
     await saveUses(tx, uses)
     let a = 0
     let b = 0

@@ -44,6 +44,7 @@ describe.skipIf(skip)('migrate, over a real PostgreSQL', () => {
         'rl_credentials',
         'rl_events',
         'rl_idempotency',
+        'rl_history',
         'rl_migrations',
         'rl_schema',
         'rl_snapshots',

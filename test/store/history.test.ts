@@ -1,0 +1,211 @@
+/**
+ * The artists' histories in every backend: the in-memory document store, a JSON data file (its journal replayed
+ * after a crash, its compaction, a clean close) and PostgreSQL. Every write of the catalogue adds a change, in the
+ * same step, with who made it; a refused write adds none; a history holds its artist's and its albums' changes,
+ * newest first, at most HISTORY_PER_ARTIST; a snapshot and a restore carry it, and a load (the seed) records nothing.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test'
+import { copyFileSync, existsSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import type { Album } from '../../src/model/album.ts'
+import { HISTORY_PER_ARTIST } from '../../src/model/history.ts'
+import { openMemoryStore } from '../../src/store/document/memory.ts'
+import { artistTag, StaleVersionError } from '../../src/store/entity-tag.ts'
+import { openJsonFileStore } from '../../src/store/json-file/json-file.ts'
+import { openSqlStore } from '../../src/store/sql/sql-store.ts'
+import type { Store } from '../../src/store/store.ts'
+import { removeDir, tempDir } from '../support/binary.ts'
+import { skipWithoutPostgres, type TestPostgres, testPostgres } from '../support/postgres.ts'
+
+const skip = skipWithoutPostgres()
+let pg: TestPostgres
+let opened: Store[] = []
+const dirs: string[] = []
+
+beforeAll(async () => {
+  if (!skip) pg = await testPostgres()
+}, 60_000)
+afterEach(async () => {
+  await Promise.all(opened.map((store) => store.close().catch(() => {})))
+  opened = []
+})
+afterAll(() => {
+  for (const dir of dirs) removeDir(dir)
+})
+
+const dataFile = () => {
+  const dir = tempDir()
+  dirs.push(dir)
+  return join(dir, 'db.json')
+}
+
+const backends: [string, boolean, () => Promise<Store>][] = [
+  ['the in-memory store', false, async () => openMemoryStore()],
+  ['a JSON data file', false, () => openJsonFileStore(dataFile())],
+  ['PostgreSQL', skip, async () => openSqlStore(pg.url(await pg.freshDatabase()), { pool: 2, waitMs: 5000 })],
+]
+
+const ALL = { limit: 100, offset: 0 }
+
+/** Artist 1 (Spinetta) with album 1 (Artaud); artist 2 (Charly) with album 2: loaded, so with no history. */
+async function seeded(open: () => Promise<Store>) {
+  const store = await open()
+  opened.push(store)
+  await store.load([
+    { name: 'Spinetta', image: null, albums: [{ name: 'Artaud', year: 1973, image: null }] },
+    { name: 'Charly', image: null, albums: [{ name: 'Clics modernos', year: 1983, image: null }] },
+  ])
+  return store
+}
+
+/** The kinds and authors of an artist's history, newest first. */
+const summary = async (store: Store, artistId: number) =>
+  (await store.artists.history(artistId, ALL))?.items.map((change) => `${change.kind} ${change.by}`)
+
+describe.each(backends)('the history over %s', (_, skipped, open) => {
+  test.skipIf(skipped)('each kind of write is recorded with who made it and when, newest first', async () => {
+    const store = await seeded(open)
+    expect(await store.artists.history(1, ALL)).toEqual({ items: [], total: 0 })
+    const before = Date.now()
+    const created = await store.artists.insert({ name: 'Pappo' }, 'service')
+    await store.artists.replace({ id: created.id, name: 'Pappo', band: 'Riff' }, undefined, 'user:4/token:9')
+    const album = await store.albums.insert({ artistId: created.id, name: 'Riff I' }, undefined, 'user:4/key:2')
+    await store.albums.replace({ ...(album as Album), year: 1980 }, undefined, 'user:5/token:11')
+    await store.albums.remove(created.id, album?.id as number, undefined, 'service')
+    const { items, total } = (await store.artists.history(created.id, ALL)) ?? { items: [], total: -1 }
+    expect(total).toBe(5)
+    expect(items.map((change) => [change.kind, change.by])).toEqual([
+      ['album-deleted', 'service'],
+      ['album-updated', 'user:5/token:11'],
+      ['album-created', 'user:4/key:2'],
+      ['artist-updated', 'user:4/token:9'],
+      ['artist-created', 'service'],
+    ])
+    // Newest first: ids fall, times never rise.
+    for (let i = 1; i < items.length; i++) {
+      expect((items[i] as { id: number }).id).toBeLessThan((items[i - 1] as { id: number }).id)
+      expect(Date.parse(items[i]?.at as string)).toBeLessThanOrEqual(Date.parse(items[i - 1]?.at as string))
+    }
+    expect(Date.parse(items[4]?.at as string)).toBeGreaterThanOrEqual(before - 1000)
+    expect(Date.parse(items[0]?.at as string)).toBeLessThanOrEqual(Date.now() + 1000)
+    // The record as it became; for a removal, the album as it was.
+    expect(items[4]?.artist).toEqual({ id: created.id, name: 'Pappo' } as never)
+    expect(items[3]?.artist).toEqual({ id: created.id, name: 'Pappo', band: 'Riff' } as never)
+    expect(items[1]?.album).toEqual({ id: album?.id, artistId: created.id, name: 'Riff I', year: 1980 } as never)
+    expect(items[0]?.album).toEqual(items[1]?.album as never)
+    expect(items[0]?.artist).toBeUndefined()
+    // Another artist's history is its own; an unknown artist has none.
+    expect(await summary(store, 1)).toEqual([])
+    expect(await store.artists.history(99, ALL)).toBeUndefined()
+  })
+
+  test.skipIf(skipped)('a write without an author is the operator’s; a refused write records nothing', async () => {
+    const store = await seeded(open)
+    await store.artists.replace({ id: 1, name: 'Luis Alberto Spinetta' })
+    const stale = store.artists.replace({ id: 1, name: 'Lost' }, { ifMatch: ['"nope"'] }, 'service')
+    await expect(stale).rejects.toBeInstanceOf(StaleVersionError)
+    await expect(
+      store.albums.insert({ artistId: 1, name: 'Lost' }, { ifMatch: ['"nope"'] }, 'service'),
+    ).rejects.toBeInstanceOf(StaleVersionError)
+    expect(await store.albums.remove(2, 1, undefined, 'service')).toBeUndefined()
+    expect(await store.artists.replace({ id: 99, name: 'Nadie' }, undefined, 'service')).toBeUndefined()
+    expect(await summary(store, 1)).toEqual(['artist-updated operator'])
+    const tag = artistTag((await store.artists.get(1)) as never)
+    await store.albums.insert({ artistId: 1, name: 'Pescado 2' }, { ifMatch: [tag] }, 'user:1/token:1')
+    expect(await summary(store, 1)).toEqual(['album-created user:1/token:1', 'artist-updated operator'])
+  })
+
+  test.skipIf(skipped)('pages like every list: limit, offset and the total', async () => {
+    const store = await seeded(open)
+    for (let i = 1; i <= 7; i++) await store.artists.replace({ id: 2, name: `Charly ${i}` }, undefined, 'service')
+    const first = await store.artists.history(2, { limit: 3, offset: 0 })
+    const second = await store.artists.history(2, { limit: 3, offset: 3 })
+    const last = await store.artists.history(2, { limit: 3, offset: 6 })
+    expect(first?.total).toBe(7)
+    expect(first?.items.map((change) => change.artist?.name)).toEqual(['Charly 7', 'Charly 6', 'Charly 5'])
+    expect(second?.items.map((change) => change.artist?.name)).toEqual(['Charly 4', 'Charly 3', 'Charly 2'])
+    expect(last?.items.map((change) => change.artist?.name)).toEqual(['Charly 1'])
+    expect((await store.artists.history(2, { limit: 3, offset: 9 }))?.items).toEqual([])
+  })
+
+  test.skipIf(skipped)(`keeps the newest ${HISTORY_PER_ARTIST} changes of each artist`, async () => {
+    const store = await seeded(open)
+    const writes = HISTORY_PER_ARTIST + 5
+    for (let i = 1; i <= writes; i++) {
+      // Half on the artist, half on its album: one bound for both.
+      if (i % 2) await store.artists.replace({ id: 1, name: `Spinetta ${i}` }, undefined, 'service')
+      else await store.albums.replace({ id: 1, artistId: 1, name: `Artaud ${i}` }, undefined, 'service')
+    }
+    await store.artists.replace({ id: 2, name: 'Charly' }, undefined, 'service')
+    const history = await store.artists.history(1, ALL)
+    expect(history?.total).toBe(HISTORY_PER_ARTIST)
+    const names = history?.items.map((change) => change.artist?.name ?? change.album?.name)
+    expect(names?.[0]).toBe(`Spinetta ${writes}`)
+    expect(names?.at(-1)).toBe('Artaud 6')
+    expect((await store.artists.history(2, ALL))?.total).toBe(1)
+  })
+
+  test.skipIf(skipped)(
+    'a snapshot carries the histories, a restore brings them back; a load records none',
+    async () => {
+      const store = await seeded(open)
+      await store.artists.replace({ id: 1, name: 'Flaco' }, undefined, 'user:3/token:4')
+      await store.albums.remove(2, 2, undefined, 'service')
+      const backup = await store.snapshot()
+      expect(backup.history?.map((change) => change.kind)).toEqual(['artist-updated', 'album-deleted'])
+      await store.artists.replace({ id: 1, name: 'Later' }, undefined, 'service')
+      await store.restore(backup)
+      expect(await summary(store, 1)).toEqual(['artist-updated user:3/token:4'])
+      expect(await summary(store, 2)).toEqual(['album-deleted service'])
+      // Ids of changes are not given again after a restore of an older state.
+      await store.artists.replace({ id: 1, name: 'After' }, undefined, 'service')
+      const [newest] = (await store.artists.history(1, ALL))?.items ?? []
+      expect(newest?.id).toBeGreaterThan(Math.max(...(backup.history ?? []).map((change) => change.id)) + 1)
+      // Restored into another store of the same kind, as a backup is.
+      const other = await open()
+      opened.push(other)
+      await other.restore(backup)
+      expect(await summary(other, 1)).toEqual(['artist-updated user:3/token:4'])
+    },
+  )
+})
+
+describe('over a JSON data file', () => {
+  test('the history survives a crash (the journal), a compaction and a clean close (the data file)', async () => {
+    const file = dataFile()
+    const store = await seeded(() => openJsonFileStore(file))
+    await store.artists.replace({ id: 1, name: 'Flaco' }, undefined, 'user:3/token:4')
+    await store.albums.insert({ artistId: 1, name: 'Pescado 2' }, undefined, 'service')
+    // A copy of the data file and journal while the store is open stands in for what a killed process leaves.
+    const copy = dataFile()
+    copyFileSync(file, copy)
+    if (existsSync(`${file}.journal`)) copyFileSync(`${file}.journal`, `${copy}.journal`)
+    for (const path of [copy, file]) {
+      if (path === file) await store.close()
+      const again = await openJsonFileStore(path)
+      opened.push(again)
+      expect(await summary(again, 1)).toEqual(['album-created service', 'artist-updated user:3/token:4'])
+      await again.artists.replace({ id: 1, name: 'Again' }, undefined, 'service')
+      expect((await again.artists.history(1, ALL))?.items[0]?.id).toBe(3)
+      await again.close()
+    }
+    // Closed: folded into the data file, where the history is kept in id order.
+    const saved = JSON.parse(readFileSync(file, 'utf8'))
+    expect(saved.history.map((change: { id: number }) => change.id)).toEqual([1, 2, 3])
+  })
+
+  test(`a journal longer than ${HISTORY_PER_ARTIST} changes of one artist is cut to them when read`, async () => {
+    const file = dataFile()
+    const store = await seeded(() => openJsonFileStore(file))
+    for (let i = 1; i <= HISTORY_PER_ARTIST + 3; i++)
+      await store.artists.replace({ id: 1, name: `Flaco ${i}` }, undefined, 'service')
+    const copy = dataFile()
+    copyFileSync(file, copy)
+    if (existsSync(`${file}.journal`)) copyFileSync(`${file}.journal`, `${copy}.journal`)
+    const again = await openJsonFileStore(copy)
+    opened.push(again)
+    const history = await again.artists.history(1, { limit: 1, offset: 0 })
+    expect(history?.total).toBe(HISTORY_PER_ARTIST)
+    expect(history?.items[0]?.artist?.name).toBe(`Flaco ${HISTORY_PER_ARTIST + 3}`)
+  })
+})
