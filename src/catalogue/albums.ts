@@ -114,9 +114,15 @@ export const albumRoutes = (
     )
     .put(
       '/:albumId',
-      async ({ params, body, request, set }) => {
+      async ({ params, body, request, set, caller }) => {
         const { artistId, albumId } = params
-        const album = await catalogue.replaceAlbum(Number(artistId), Number(albumId), body, preconditionOf(request))
+        const album = await catalogue.replaceAlbum(
+          Number(artistId),
+          Number(albumId),
+          body,
+          caller,
+          preconditionOf(request),
+        )
         set.headers.etag = albumTag(album)
         return album
       },
@@ -140,9 +146,15 @@ export const albumRoutes = (
     )
     .patch(
       '/:albumId',
-      async ({ params, body, request, set }) => {
+      async ({ params, body, request, set, caller }) => {
         const { artistId, albumId } = params
-        const album = await catalogue.patchAlbum(Number(artistId), Number(albumId), body, preconditionOf(request))
+        const album = await catalogue.patchAlbum(
+          Number(artistId),
+          Number(albumId),
+          body,
+          caller,
+          preconditionOf(request),
+        )
         set.headers.etag = albumTag(album)
         return album
       },
@@ -166,8 +178,8 @@ export const albumRoutes = (
     )
     .delete(
       '/:albumId',
-      async ({ params, request }) => {
-        await catalogue.deleteAlbum(Number(params.artistId), Number(params.albumId), preconditionOf(request))
+      async ({ params, request, caller }) => {
+        await catalogue.deleteAlbum(Number(params.artistId), Number(params.albumId), caller, preconditionOf(request))
         return new Response(null, { status: 204 })
       },
       {

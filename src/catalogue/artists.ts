@@ -4,11 +4,12 @@ import { anyCredential, publicAccess } from '../docs/security.ts'
 import { answerRead, noneMatchHits, preconditionOf } from '../http/conditional.ts'
 import type { idempotentCreates } from '../http/idempotency.ts'
 import { recordJson, taggedResponse } from '../http/json.ts'
-import { keptQuery, Paginated, pageOf, paginator } from '../http/pagination.ts'
+import { keptQuery, PageQuery, Paginated, pageOf, paginator } from '../http/pagination.ts'
 import { deprecated, Problem } from '../http/problem.ts'
 import { reportOn } from '../http/rate-limit.ts'
 import { described, problemResponses } from '../http/responses.ts'
 import { Artist, ArtistInput, ArtistPatch } from '../model/artist.ts'
+import { ArtistChange, HISTORY_PER_ARTIST } from '../model/history.ts'
 import { artistTag } from '../store/entity-tag.ts'
 import { ArtistIdParams, ArtistListQuery } from './params.ts'
 import { CATALOGUE_LIMITS, type Catalogue, rate } from './service.ts'
@@ -31,6 +32,7 @@ export const artistRoutes = (
   once: ReturnType<typeof idempotentCreates>,
 ) => {
   const paginate = paginator()
+  const paginateHistory = paginator()
 
   /**
    * The conditions of a create, on its target: the artist collection, whose representation is its first page
@@ -123,8 +125,8 @@ export const artistRoutes = (
     )
     .put(
       '/:artistId',
-      async ({ params, body, request, set }) => {
-        const artist = await catalogue.replaceArtist(Number(params.artistId), body, preconditionOf(request))
+      async ({ params, body, request, set, caller }) => {
+        const artist = await catalogue.replaceArtist(Number(params.artistId), body, caller, preconditionOf(request))
         set.headers.etag = artistTag(artist)
         return artist
       },
@@ -148,8 +150,8 @@ export const artistRoutes = (
     )
     .patch(
       '/:artistId',
-      async ({ params, body, request, set }) => {
-        const artist = await catalogue.patchArtist(Number(params.artistId), body, preconditionOf(request))
+      async ({ params, body, request, set, caller }) => {
+        const artist = await catalogue.patchArtist(Number(params.artistId), body, caller, preconditionOf(request))
         set.headers.etag = artistTag(artist)
         return artist
       },
@@ -168,6 +170,32 @@ export const artistRoutes = (
             'Changes only the fields the body names, as a JSON merge patch (RFC 7396, `Content-Type: application/merge-patch+json`; `application/json` is taken as the same): a field sent replaces its value, null removes it, a field left out stays as it is. Every field sent is held to the rules of `PUT`, and `name` cannot be removed; an `id` in the body must be absent or equal to the one in the path. An unknown artist is 404. The patch applies to the artist as stored when it is written: a change saved in between by someone else is kept, and the patch applied over it. With `If-Match` (the `ETag` you read), only while the artist is still that version: otherwise 412 with the current `ETag`, and nothing changes. The answer carries the new `ETag`. Same credentials as `PUT`.',
           tags: ['Artists'],
           security: anyCredential,
+        },
+      },
+    )
+    .get(
+      '/:artistId/history',
+      async ({ params, query, request }) => {
+        const id = Number(params.artistId)
+        const page = pageOf(query)
+        return paginateHistory(`${BASE}/${id}/history`, page, await catalogue.artistHistory(id, page), '', request)
+      },
+      {
+        params: ArtistIdParams,
+        query: PageQuery,
+        response: {
+          200: described(
+            Paginated(ArtistChange),
+            "One page of the artist's changes and its albums', newest first, with a link to the next page.",
+          ),
+          ...problemResponses(400, 404, 412, 503),
+        },
+        detail: {
+          operationId: 'getArtistHistory',
+          summary: "List an artist's changes",
+          description: `Who changed the artist and its albums, and when, newest first, a page at a time like every list: each change with its kind (\`artist-created\`, \`artist-updated\` for PUT and PATCH, \`album-created\`, \`album-updated\`, \`album-deleted\`), the time, the credential that made it (\`by\`: \`service\`, or \`user:<id>/token:<id>\` or \`user:<id>/key:<id>\`, the ids of the account and of its credential, never a secret) and the record as it became (for a removed album, as it was). The server keeps the last ${HISTORY_PER_ARTIST} changes of each artist, its albums' included; older ones are gone. A catalogue loaded at start (\`--seed\`) has no history; a restore of a backup brings back the histories the backup holds. Public like every read, as the event stream that carries the same \`by\` is: it names accounts and credentials by their ids alone, which grant nothing. An unknown artist is 404. Pages carry a weak \`ETag\` (\`If-None-Match\` → 304).`,
+          tags: ['Artists'],
+          security: publicAccess,
         },
       },
     )

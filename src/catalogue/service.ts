@@ -10,6 +10,7 @@ import {
   NotFoundError,
   TooManyAttemptsError,
 } from '../model/errors.ts'
+import type { ArtistChange } from '../model/history.ts'
 import type { QuotaReport } from '../model/quota.ts'
 import type { AlbumQuery, ArtistSort, ListQuery } from '../model/search.ts'
 import { albumTag, artistTag, holds, type Precondition, recordTag, StaleVersionError } from '../store/entity-tag.ts'
@@ -171,11 +172,11 @@ export class Catalogue {
    * to `id`. No upsert: an unknown artist is not found. With `condition` (`If-Match`, `If-None-Match`), only while it
    * holds for the artist as stored: otherwise {@link ChangedSinceReadError}, and nothing changes.
    */
-  async replaceArtist(id: number, input: ArtistInput, condition?: Precondition): Promise<Artist> {
+  async replaceArtist(id: number, input: ArtistInput, caller: Caller, condition?: Precondition): Promise<Artist> {
     sameId(input.id, id, 'artist')
     let artist: Artist | undefined
     try {
-      artist = await this.store.artists.replace({ id, ...artistFields(input) }, condition)
+      artist = await this.store.artists.replace({ id, ...artistFields(input) }, condition, callerName(caller))
     } catch (error) {
       if (error instanceof StaleVersionError) throw conditionFailed(error.current, condition)
       throw error
@@ -189,14 +190,25 @@ export class Catalogue {
    * patch applies to the artist as read, and is written only while it is still that version; `condition` is checked
    * against it too. See {@link patchRecord}.
    */
-  patchArtist(id: number, patch: ArtistPatch, condition?: Precondition): Promise<Artist> {
+  patchArtist(id: number, patch: ArtistPatch, caller: Caller, condition?: Precondition): Promise<Artist> {
     sameId(patch.id, id, 'artist')
     return patchRecord(
       () => this.getArtist(id),
       artistTag,
-      (current, tag) => this.store.artists.replace({ id, ...patchedArtist(current, patch) }, { ifMatch: [tag] }),
+      (current, tag) =>
+        this.store.artists.replace({ id, ...patchedArtist(current, patch) }, { ifMatch: [tag] }, callerName(caller)),
       condition,
     )
+  }
+
+  /**
+   * A page of the changes of artist `id` and of its albums, newest first (the last `HISTORY_PER_ARTIST` of them:
+   * src/model/history.ts).
+   */
+  async artistHistory(id: number, page: Page): Promise<Slice<ArtistChange>> {
+    const slice = await this.store.artists.history(id, page)
+    if (!slice) throw unknownArtist(id)
+    return slice
   }
 
   /**
@@ -220,11 +232,21 @@ export class Catalogue {
    * Replaces every field of album `albumId` of artist `artistId`: fields left out become unset. An `id` in the body
    * must be absent or equal to `albumId`. With `condition`, only while it holds for the album as stored.
    */
-  async replaceAlbum(artistId: number, albumId: number, input: AlbumInput, condition?: Precondition): Promise<Album> {
+  async replaceAlbum(
+    artistId: number,
+    albumId: number,
+    input: AlbumInput,
+    caller: Caller,
+    condition?: Precondition,
+  ): Promise<Album> {
     sameId(input.id, albumId, 'album')
     let album: Album | undefined
     try {
-      album = await this.store.albums.replace({ id: albumId, artistId, ...albumFields(input) }, condition)
+      album = await this.store.albums.replace(
+        { id: albumId, artistId, ...albumFields(input) },
+        condition,
+        callerName(caller),
+      )
     } catch (error) {
       if (error instanceof StaleVersionError) throw conditionFailed(error.current, condition)
       throw error
@@ -234,13 +256,23 @@ export class Catalogue {
   }
 
   /** Changes the fields of an album that `patch` names, as {@link patchArtist} does for an artist. */
-  patchAlbum(artistId: number, albumId: number, patch: AlbumPatch, condition?: Precondition): Promise<Album> {
+  patchAlbum(
+    artistId: number,
+    albumId: number,
+    patch: AlbumPatch,
+    caller: Caller,
+    condition?: Precondition,
+  ): Promise<Album> {
     sameId(patch.id, albumId, 'album')
     return patchRecord(
       () => this.getAlbum(artistId, albumId),
       albumTag,
       (current, tag) =>
-        this.store.albums.replace({ id: albumId, artistId, ...patchedAlbum(current, patch) }, { ifMatch: [tag] }),
+        this.store.albums.replace(
+          { id: albumId, artistId, ...patchedAlbum(current, patch) },
+          { ifMatch: [tag] },
+          callerName(caller),
+        ),
       condition,
     )
   }
@@ -250,10 +282,10 @@ export class Catalogue {
    * again in its place (`MAX_ALBUMS_PER_ARTIST` counts what it holds); the account that added it gets nothing back
    * (its quota counts additions, not what it holds).
    */
-  async deleteAlbum(artistId: number, albumId: number, condition?: Precondition): Promise<Album> {
+  async deleteAlbum(artistId: number, albumId: number, caller: Caller, condition?: Precondition): Promise<Album> {
     let album: Album | undefined
     try {
-      album = await this.store.albums.remove(artistId, albumId, condition)
+      album = await this.store.albums.remove(artistId, albumId, condition, callerName(caller))
     } catch (error) {
       if (error instanceof StaleVersionError) throw conditionFailed(error.current, condition)
       throw error

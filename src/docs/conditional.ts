@@ -12,6 +12,7 @@ const CONDITIONAL: Record<string, { read?: 'strong' | 'weak'; write?: number; ta
   getAlbum: { read: 'strong' },
   getAllArtists: { read: 'weak' },
   getAllAlbums: { read: 'weak' },
+  getArtistHistory: { read: 'weak' },
   createArtist: { write: 201, target: 'the artist collection (the weak tag of its first page)' },
   createAlbum: { write: 201, target: 'the artist' },
   updateArtist: { write: 200 },

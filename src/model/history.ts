@@ -62,6 +62,7 @@ export const ArtistChange = Type.Object(
     album: Type.Optional(Album),
   },
   {
+    title: 'ArtistChange',
     description:
       'One change of an artist or of one of its albums: who made it, when, and the record as it became (`artist` for the changes of the artist, `album` for those of an album; for `album-deleted`, the album as it was when removed).',
   },

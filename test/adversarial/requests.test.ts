@@ -58,6 +58,7 @@ const SUCCESS: Record<string, number> = {
   createApiKey: 201,
   logoutUser: 204,
   revokeApiKey: 204,
+  deleteAlbum: 204,
 }
 
 /** Checks one list page against its query: the limit applied, the slice's size, the order and the next link. */

@@ -93,7 +93,7 @@ describe('every request body and every page of a list is a named component', () 
       properties: { meta: { $ref: '#/components/schemas/PageMeta' } },
     })
     const pages = Object.keys(document.components.schemas).filter((name) => name.endsWith('Page'))
-    expect(pages.sort()).toEqual(['AlbumPage', 'ApiKeyPage', 'ArtistPage'])
+    expect(pages.sort()).toEqual(['AlbumPage', 'ApiKeyPage', 'ArtistChangePage', 'ArtistPage'])
   })
 
   test('no two components are the same schema under two names', () => {

@@ -60,7 +60,7 @@ describe('GET /openapi.json', () => {
 
   test('gives every operation a unique operationId, a summary, a description, a tag and its security', () => {
     const ids = operations.map(([, , operation]) => operation.operationId)
-    expect(new Set(ids).size).toBe(21)
+    expect(new Set(ids).size).toBe(22)
     for (const [, , operation] of operations) {
       expect(operation.summary?.length).toBeGreaterThan(5)
       expect(operation.description?.length).toBeGreaterThan(20)
@@ -69,7 +69,16 @@ describe('GET /openapi.json', () => {
     }
     const open = operations.filter(([, , operation]) => operation.security?.length === 0)
     expect(open.map(([, , operation]) => operation.operationId).sort()).toEqual(
-      ['createUser', 'getAlbum', 'getAllAlbums', 'getAllArtists', 'getArtist', 'loginUser', 'streamEvents'].sort(),
+      [
+        'createUser',
+        'getAlbum',
+        'getAllAlbums',
+        'getAllArtists',
+        'getArtist',
+        'getArtistHistory',
+        'loginUser',
+        'streamEvents',
+      ].sort(),
     )
     expect(byId('deleteArtist').deprecated).toBe(true)
     expect(operations.filter(([, , operation]) => operation.deprecated)).toHaveLength(1)
@@ -196,6 +205,7 @@ describe('GET /openapi.json', () => {
         'getAllAlbums',
         'getAllArtists',
         'getArtist',
+        'getArtistHistory',
         'patchAlbum',
         'patchArtist',
         'updateAlbum',

@@ -271,6 +271,12 @@ export class Records {
     return this.history.get(artistId) ?? []
   }
 
+  /** The `history` of a document of the records now: absent when empty, as in a document of earlier builds. */
+  historyPart(): Pick<StoreDocument, 'history'> {
+    const history = this.historyList()
+    return history.length > 0 ? { history } : {}
+  }
+
   /** Every artist's history in one list, in id order: what a data file and a snapshot hold. */
   historyList(): ArtistChange[] {
     const all: ArtistChange[] = []
@@ -305,7 +311,7 @@ export class Records {
       albums: albums.slice(),
       users: users.slice(),
       credentials: credentials.slice(),
-      history: this.historyList(),
+      ...this.historyPart(),
     }
     const kept = this.idempotency.kept()
     if (kept.length > 0) document.idempotency = kept

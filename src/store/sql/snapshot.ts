@@ -40,6 +40,7 @@ const SEQUENCES = {
  * write still in flight counts too (the next id after a reset is then past it, the same at every reset).
  */
 async function dump(tx: SQL): Promise<StoreDocument> {
+  const history = await dumpHistory(tx)
   const [last] = await tx.unsafe(
     `SELECT ${Object.entries(SEQUENCES)
       .map(
@@ -60,7 +61,8 @@ async function dump(tx: SQL): Promise<StoreDocument> {
     albums: (await tx.unsafe(`SELECT ${ALBUM_COLUMNS} FROM rl_albums ORDER BY id`)).map(albumOf),
     users: (await tx`SELECT * FROM rl_users ORDER BY id`).map(userOf),
     credentials: (await tx`SELECT * FROM rl_credentials ORDER BY id`).map(credentialOf),
-    history: await dumpHistory(tx),
+    // Absent when empty, as a data file leaves it: a store without history dumps as it did before histories.
+    ...(history.length > 0 && { history }),
   }
 }
 
