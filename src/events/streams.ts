@@ -37,18 +37,22 @@ export const EVENT_STREAM_LIMITS: EventStreamLimits = {
 const encoder = new TextEncoder()
 const HEARTBEAT = encoder.encode(': heartbeat\n\n')
 
-/** The URL of a changed resource and its representation's JSON, under the name of its kind. */
+/** When and by whom a change was made, as the artist history says it: `,"at":…,"by":…` (`by` when known). */
+const madeBy = (event: ChangeEvent) =>
+  `,"at":"${new Date(event.at).toISOString()}"${event.by === undefined ? '' : `,"by":${JSON.stringify(event.by)}`}`
+
+/** The URL of a changed resource, its representation's JSON under the name of its kind, when and by whom. */
 function payload(event: ChangeEvent): string {
   const { change } = event
   switch (change.kind) {
     case 'artist-created':
     case 'artist-updated':
-      return `{"url":"/api/v1/artists/${change.artist.id}","artist":${recordJson(change.artist)}}`
+      return `{"url":"/api/v1/artists/${change.artist.id}","artist":${recordJson(change.artist)}${madeBy(event)}}`
     case 'album-created':
     case 'album-updated':
     case 'album-deleted': {
       const { album } = change
-      return `{"url":"/api/v1/artists/${album.artistId}/albums/${album.id}","album":${recordJson(album)}}`
+      return `{"url":"/api/v1/artists/${album.artistId}/albums/${album.id}","album":${recordJson(album)}${madeBy(event)}}`
     }
     case 'reset':
       return '{"reason":"reset"}'

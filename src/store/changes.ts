@@ -15,10 +15,14 @@ export type Change =
   /** Everything was replaced (a reset to the start-up state): what a client holds is no longer worth patching. */
   | { kind: 'reset' }
 
-/** A change with its id (opaque, unique in the store) and when it was made (ms since the epoch). */
+/**
+ * A change with its id (opaque, unique in the store), when it was made (ms since the epoch) and who made it, as the
+ * artist history says it (`by`, src/model/history.ts; absent for a reset, and for changes written by earlier builds).
+ */
 export interface ChangeEvent {
   readonly id: string
   readonly at: number
+  readonly by?: string
   readonly change: Change
 }
 
@@ -40,7 +44,7 @@ export function changeBytes(event: ChangeEvent): number {
   const change = event.change
   const record: object | undefined =
     change.kind === 'reset' ? undefined : 'album' in change ? change.album : change.artist
-  let bytes = 128 + event.id.length * 2
+  let bytes = 128 + event.id.length * 2 + (event.by?.length ?? 0) * 2
   if (record)
     for (const value of Object.values(record)) bytes += 32 + (typeof value === 'string' ? value.length * 2 : 8)
   return bytes

@@ -51,7 +51,12 @@ describe('the event stream over HTTP (compiled executable)', () => {
     const artist = (await created.json()) as { id: number; name: string }
     const event = await stream.nextEvent()
     expect(event.event).toBe('artist-created')
-    expect(dataOf(event)).toEqual({ url: `/api/v1/artists/${artist.id}`, artist })
+    expect(dataOf(event)).toEqual({
+      url: `/api/v1/artists/${artist.id}`,
+      artist,
+      at: expect.any(String),
+      by: 'service',
+    })
     await stream.close()
     await createArtist(url, { name: 'Zeta Bosio' })
     const back = sse(await fetch(`${url}/api/v1/events`, { headers: { 'last-event-id': event.id as string } }))

@@ -69,14 +69,17 @@ describe('the event stream', () => {
     })
   })
 
-  test('each change comes with an id, the URL of the resource and its representation as GET answers it', async () => {
+  test('each change comes with an id, the URL of the resource, its representation as GET answers it, when and by whom', async () => {
     const { follow, call, createArtist } = setUp()
     const { stream } = await follow()
     const artist = await createArtist({ name: 'Luis Alberto Spinetta', band: 'Almendra' })
     const created = await stream.nextEvent()
     expect(created.event).toBe('artist-created')
     const url = `/api/v1/artists/${artist.id}`
-    expect(dataOf(created)).toEqual({ url, artist: await (await call(url)).json() })
+    // When and by whom, as the artist's history says it.
+    const made = { at: expect.stringMatching(/^\d{4}-\d\d-\d\dT[\d:.]+Z$/), by: 'service' }
+    expect(dataOf(created)).toEqual({ url, artist: await (await call(url)).json(), ...made })
+    expect(Math.abs(Date.parse(dataOf(created).at) - Date.now())).toBeLessThan(60_000)
 
     const put = await call(url, {
       method: 'PUT',
@@ -86,7 +89,7 @@ describe('the event stream', () => {
     expect(put.status).toBe(200)
     const updated = await stream.nextEvent()
     expect(updated.event).toBe('artist-updated')
-    expect(dataOf(updated)).toEqual({ url, artist: await (await call(url)).json() })
+    expect(dataOf(updated)).toEqual({ url, artist: await (await call(url)).json(), ...made })
 
     const post = await call(`${url}/albums`, {
       method: 'POST',
@@ -98,7 +101,7 @@ describe('the event stream', () => {
     const added = await stream.nextEvent()
     expect(added.event).toBe('album-created')
     const albumUrl = `${url}/albums/${album.id}`
-    expect(dataOf(added)).toEqual({ url: albumUrl, album: await (await call(albumUrl)).json() })
+    expect(dataOf(added)).toEqual({ url: albumUrl, album: await (await call(albumUrl)).json(), ...made })
 
     // Every id differs; refusals and the deprecated delete (which deletes nothing) make no event.
     expect(new Set([created.id, updated.id, added.id]).size).toBe(3)

@@ -64,7 +64,12 @@ describe.skipIf(skip)('the event stream across replicas over PostgreSQL', () => 
     for (const stream of [onA, onB]) {
       const first = await stream.nextEvent()
       expect(first.event).toBe('artist-created')
-      expect(dataOf(first)).toEqual({ url: `/api/v1/artists/${artist.id}`, artist })
+      expect(dataOf(first)).toEqual({
+        url: `/api/v1/artists/${artist.id}`,
+        artist,
+        at: expect.any(String),
+        by: 'service',
+      })
       const second = await stream.nextEvent()
       expect(second.event).toBe('album-created')
       expect(dataOf(second).album).toEqual(album)

@@ -106,9 +106,10 @@ export class DocumentStore implements Store {
     this.persistence.instrument?.(metrics)
   }
 
-  /** Tells the listeners of `changes` about `change`, once durable; resolves with `value` for the caller. */
-  private announce<T>(value: T, change: Change): T {
-    this.changes.publish({ id: `${this.run}-${++this.announced}`, at: Date.now(), change })
+  /** Tells the listeners of `changes` about `change`, made by `by`, once durable; resolves with `value` for the caller. */
+  private announce<T>(value: T, change: Change, by?: string): T {
+    const id = `${this.run}-${++this.announced}`
+    this.changes.publish(by === undefined ? { id, at: Date.now(), change } : { id, at: Date.now(), by, change })
     return value
   }
 
@@ -133,7 +134,7 @@ export class DocumentStore implements Store {
         batch.change({ at: new Date().toISOString(), by, kind: 'artist-created', artist })
         if (keep) batch.answer(keep.request, keep.claim, keep.answer(artist), keep.expiresAt)
         return artist
-      }).then((artist) => this.announce(artist, { kind: 'artist-created', artist })),
+      }).then((artist) => this.announce(artist, { kind: 'artist-created', artist }, by)),
     replace: (artist: Artist, condition?: Precondition, by = OPERATOR): Promise<Artist | undefined> =>
       this.mutate((batch) => {
         const current = this.records.artist(artist.id)
@@ -144,7 +145,7 @@ export class DocumentStore implements Store {
         batch.put('artists', record)
         batch.change({ at: new Date().toISOString(), by, kind: 'artist-updated', artist: record })
         return record
-      }).then((record) => record && this.announce(record, { kind: 'artist-updated', artist: record })),
+      }).then((record) => record && this.announce(record, { kind: 'artist-updated', artist: record }, by)),
     history: async (artistId: number, page: Page): Promise<Slice<ArtistChange> | undefined> => {
       if (!this.records.artist(artistId)) return undefined
       // Oldest first, at most HISTORY_PER_ARTIST: the page is read from the end, in constant work.
@@ -180,7 +181,7 @@ export class DocumentStore implements Store {
         batch.change({ at: new Date().toISOString(), by, kind: 'album-created', album })
         if (keep) batch.answer(keep.request, keep.claim, keep.answer(album), keep.expiresAt)
         return album
-      }).then((album) => album && this.announce(album, { kind: 'album-created', album })),
+      }).then((album) => album && this.announce(album, { kind: 'album-created', album }, by)),
     replace: (album: Album, condition?: Precondition, by = OPERATOR): Promise<Album | undefined> =>
       this.mutate((batch) => {
         const current = this.records.album(album.id)
@@ -190,7 +191,7 @@ export class DocumentStore implements Store {
         batch.put('albums', record)
         batch.change({ at: new Date().toISOString(), by, kind: 'album-updated', album: record })
         return record
-      }).then((record) => record && this.announce(record, { kind: 'album-updated', album: record })),
+      }).then((record) => record && this.announce(record, { kind: 'album-updated', album: record }, by)),
     remove: (artistId: number, id: number, condition?: Precondition, by = OPERATOR): Promise<Album | undefined> =>
       this.mutate((batch) => {
         const current = this.records.album(id)
@@ -200,7 +201,7 @@ export class DocumentStore implements Store {
         batch.remove('albums', current)
         batch.change({ at: new Date().toISOString(), by, kind: 'album-deleted', album: current })
         return current
-      }).then((album) => album && this.announce(album, { kind: 'album-deleted', album })),
+      }).then((album) => album && this.announce(album, { kind: 'album-deleted', album }, by)),
   }
 
   readonly users = {

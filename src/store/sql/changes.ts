@@ -117,10 +117,12 @@ function eventOf(row: Record<string, unknown>): ChangeEvent {
   const at = Number(row.at_ms)
   const id = String(row.id)
   if (kind === 'reset') return { id, at, change: { kind } }
+  // Null in rows of earlier builds, which did not record it.
+  const by = typeof row.author === 'string' ? { by: row.author } : {}
   const record = { id: row.record_id, ...(JSON.parse(String(row.fields)) as Record<string, unknown>) }
   if (kind === 'album-created' || kind === 'album-updated' || kind === 'album-deleted')
-    return { id, at, change: { kind, album: albumOf(record) } }
-  return { id, at, change: { kind, artist: artistOf(record) } }
+    return { id, at, ...by, change: { kind, album: albumOf(record) } }
+  return { id, at, ...by, change: { kind, artist: artistOf(record) } }
 }
 
 /** How the feed reads. */
@@ -191,7 +193,7 @@ export class SqlChanges implements Changes {
   private async load(): Promise<void> {
     const limit = this.window.events + 1
     const rows = await this.sql`
-      SELECT s.next::text AS next, e.id::text AS id, e.tx::text AS tx, e.at_ms, e.kind, e.record_id, e.fields
+      SELECT s.next::text AS next, e.id::text AS id, e.tx::text AS tx, e.at_ms, e.kind, e.record_id, e.fields, e.author
       FROM (SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS next) AS s
       LEFT JOIN LATERAL (
         SELECT * FROM rl_events WHERE tx < s.next ORDER BY tx DESC, id DESC LIMIT ${limit}
@@ -312,7 +314,7 @@ export class SqlChanges implements Changes {
   private async readBatch(): Promise<boolean> {
     const { tx, id } = this.cursor
     const rows = await this.sql`
-      SELECT s.next::text AS next, e.id::text AS id, e.tx::text AS tx, e.at_ms, e.kind, e.record_id, e.fields
+      SELECT s.next::text AS next, e.id::text AS id, e.tx::text AS tx, e.at_ms, e.kind, e.record_id, e.fields, e.author
       FROM (SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS next) AS s
       LEFT JOIN LATERAL (
         SELECT * FROM rl_events
