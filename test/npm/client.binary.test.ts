@@ -84,6 +84,12 @@ describe('createClient', () => {
     expect(await api.albums.patch(moris.id, album.id, { year: 1970 })).toEqual({ ...replaced, year: 1970 })
     expect(await api.albums.delete(moris.id, album.id)).toBeUndefined()
     expect((await problemOf(api.albums.get(moris.id, album.id)))?.status).toBe(404)
+    const history = await api.artists.history(moris.id, { limit: 2 })
+    expect(history.data.map((change) => [change.kind, change.by])).toEqual([
+      ['album-deleted', 'service'],
+      ['album-updated', 'service'],
+    ])
+    expect(history.meta).toMatchObject({ limit: 2, offset: 0, total: 7 })
   })
 
   test('a create sent twice with one idempotencyKey is made once; another body with it is a 422 problem', async () => {

@@ -65,6 +65,7 @@ export function createClient(url, options = {}) {
       update: (artistId, artist) => call('PUT', `/api/v1/artists/${id(artistId)}`, artist),
       patch: (artistId, changes) => call('PATCH', `/api/v1/artists/${id(artistId)}`, changes),
       delete: (artistId) => call('DELETE', `/api/v1/artists/${id(artistId)}`),
+      history: (artistId, params) => call('GET', `/api/v1/artists/${id(artistId)}/history${query(params)}`),
     },
     albums: {
       list: (artistId, params) => call('GET', `/api/v1/artists/${id(artistId)}/albums${query(params)}`),

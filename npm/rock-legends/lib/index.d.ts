@@ -340,6 +340,19 @@ export interface AlbumPatch {
   id?: number
 }
 
+/**
+ * One change of an artist or of one of its albums: who made it (`by`, e.g. `service` or `user:3/token:12`, never a
+ * secret), when (`at`, ISO 8601), and the record as it became (for `album-deleted`, the album as it was).
+ */
+export interface ArtistChange {
+  id: number
+  at: string
+  by: string
+  kind: 'artist-created' | 'artist-updated' | 'album-created' | 'album-updated' | 'album-deleted'
+  artist?: Artist
+  album?: Album
+}
+
 /** A page of a list. */
 export interface Page<T> {
   data: T[]
@@ -457,6 +470,8 @@ export interface Client {
     patch(artistId: number, changes: ArtistPatch): Promise<Artist>
     /** `DELETE /api/v1/artists/{artistId}`: deprecated; always rejects (400 with valid credentials), deletes nothing. */
     delete(artistId: number): Promise<never>
+    /** `GET /api/v1/artists/{artistId}/history`: a page of the changes of the artist and its albums, newest first. */
+    history(artistId: number, query?: ListQuery): Promise<Page<ArtistChange>>
   }
   albums: {
     /** `GET /api/v1/artists/{artistId}/albums`. */
