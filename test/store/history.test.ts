@@ -5,10 +5,11 @@
  * newest first, at most HISTORY_PER_ARTIST; a snapshot and a restore carry it, and a load (the seed) records nothing.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test'
-import { copyFileSync, existsSync, readFileSync } from 'node:fs'
+import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Album } from '../../src/model/album.ts'
 import { HISTORY_PER_ARTIST } from '../../src/model/history.ts'
+import { readDataFile } from '../../src/ops/read-data-file.ts'
 import { openMemoryStore } from '../../src/store/document/memory.ts'
 import { artistTag, StaleVersionError } from '../../src/store/entity-tag.ts'
 import { openJsonFileStore } from '../../src/store/json-file/json-file.ts'
@@ -192,6 +193,24 @@ describe('over a JSON data file', () => {
     // Closed: folded into the data file, where the history is kept in id order.
     const saved = JSON.parse(readFileSync(file, 'utf8'))
     expect(saved.history.map((change: { id: number }) => change.id)).toEqual([1, 2, 3])
+  })
+
+  test('a compaction that died before emptying the journal: the changes it folded in are not added twice', async () => {
+    const file = dataFile()
+    const store = await seeded(() => openJsonFileStore(file))
+    await store.artists.replace({ id: 1, name: 'Flaco' }, undefined, 'service')
+    await store.albums.remove(1, 1, undefined, 'service')
+    const copy = dataFile()
+    copyFileSync(`${file}.journal`, `${copy}.journal`)
+    // The data file as the compaction writes it (the journal folded in), and the journal still whole beside it.
+    const folded = readDataFile(file)
+    expect(folded.problems).toEqual([])
+    writeFileSync(copy, JSON.stringify(folded.document))
+    const read = readDataFile(copy)
+    expect(read.document?.history?.map((change) => change.id)).toEqual([1, 2])
+    const again = await openJsonFileStore(copy)
+    opened.push(again)
+    expect(await summary(again, 1)).toEqual(['album-deleted service', 'artist-updated service'])
   })
 
   test(`a journal longer than ${HISTORY_PER_ARTIST} changes of one artist is cut to them when read`, async () => {

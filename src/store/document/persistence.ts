@@ -87,11 +87,15 @@ export function upsert<R extends { id: number }>(records: R[], record: R): R | u
 }
 
 /**
- * Replays journal entries onto a document: records are upserted, then those removed removed, counters only move
- * forward. Entries written
+ * Replays journal entries onto a document: records are upserted, then those removed removed, changes of the
+ * histories added once, counters only move forward. Entries written
  * by earlier builds are brought to the current form with the rest of the document (upgrade.ts).
  */
 export function replay(document: StoredDocument, entries: readonly JournalEntry[]): void {
+  // Changes are added, not upserted: one the document holds already (a compaction that wrote the data file and died
+  // before it emptied the journal) is not added again. Ids only grow, in the file and along the journal.
+  let lastChange = 0
+  for (const change of document.history ?? []) lastChange = Math.max(lastChange, change.id)
   for (const entry of entries) {
     for (const name of COLLECTIONS) {
       document.counters[name] = Math.max(document.counters[name], entry.counters[name])
@@ -103,9 +107,11 @@ export function replay(document: StoredDocument, entries: readonly JournalEntry[
       const at = indexById(document.albums, id)
       if (at >= 0) document.albums.splice(at, 1)
     }
-    if (entry.history) {
-      document.history ??= []
-      document.history.push(...entry.history)
-    }
+    for (const change of entry.history ?? [])
+      if (change.id > lastChange) {
+        document.history ??= []
+        document.history.push(change)
+        lastChange = change.id
+      }
   }
 }

@@ -292,8 +292,10 @@ export class Records {
     const byArtist = new Map<number, ArtistChange[]>()
     let last = 0
     for (const change of [...list].sort((a, b) => a.id - b.id)) {
+      // A change listed twice (a hand-edited file) is kept once.
+      if (change.id === last) continue
       push(byArtist, artistOfChange(change), Object.freeze(change))
-      last = Math.max(last, change.id)
+      last = change.id
     }
     this.history = new Map()
     for (const [artistId, changes] of byArtist)
