@@ -4,52 +4,15 @@
  * its change, keeps the artist's count of albums (`MAX_ALBUMS_PER_ARTIST`) right and never touches another artist's
  * album.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { copyFileSync, existsSync } from 'node:fs'
-import { join } from 'node:path'
 import type { ChangeEvent } from '../../src/store/changes.ts'
-import { openMemoryStore } from '../../src/store/document/memory.ts'
 import { albumTag, StaleVersionError } from '../../src/store/entity-tag.ts'
 import { openJsonFileStore } from '../../src/store/json-file/json-file.ts'
-import { openSqlStore, type SqlStore } from '../../src/store/sql/sql-store.ts'
 import { AlbumLimitError, MAX_ALBUMS_PER_ARTIST, type Store } from '../../src/store/store.ts'
-import { removeDir, tempDir } from '../support/binary.ts'
-import { skipWithoutPostgres, type TestPostgres, testPostgres } from '../support/postgres.ts'
+import { everyStore } from '../support/every-store.ts'
 
-const skip = skipWithoutPostgres()
-let pg: TestPostgres
-let opened: Store[] = []
-const dirs: string[] = []
-
-beforeAll(async () => {
-  if (!skip) pg = await testPostgres()
-}, 60_000)
-afterEach(async () => {
-  await Promise.all(opened.map((store) => store.close().catch(() => {})))
-  opened = []
-})
-afterAll(() => {
-  for (const dir of dirs) removeDir(dir)
-})
-
-const dataFile = () => {
-  const dir = tempDir()
-  dirs.push(dir)
-  return join(dir, 'db.json')
-}
-
-const backends: [string, boolean, () => Promise<Store>][] = [
-  ['the in-memory store', false, async () => openMemoryStore()],
-  ['a JSON data file', false, () => openJsonFileStore(dataFile())],
-  [
-    'PostgreSQL',
-    skip,
-    async () => {
-      const store: SqlStore = await openSqlStore(pg.url(await pg.freshDatabase()), { pool: 2, waitMs: 5000 })
-      return store
-    },
-  ],
-]
+const { backends, opened, dataFile } = everyStore()
 
 /** Artist 1 with albums 1 (Artaud, 1973), 2 (Pescado 2, 1973) and 3 (Alma de diamante, 1980); artist 2 with album 4. */
 async function seeded(open: () => Promise<Store>) {

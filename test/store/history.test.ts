@@ -4,47 +4,17 @@
  * same step, with who made it; a refused write adds none; a history holds its artist's and its albums' changes,
  * newest first, at most HISTORY_PER_ARTIST; a snapshot and a restore carry it, and a load (the seed) records nothing.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
 import type { Album } from '../../src/model/album.ts'
 import { HISTORY_PER_ARTIST } from '../../src/model/history.ts'
 import { readDataFile } from '../../src/ops/read-data-file.ts'
-import { openMemoryStore } from '../../src/store/document/memory.ts'
 import { artistTag, StaleVersionError } from '../../src/store/entity-tag.ts'
 import { openJsonFileStore } from '../../src/store/json-file/json-file.ts'
-import { openSqlStore } from '../../src/store/sql/sql-store.ts'
 import type { Store } from '../../src/store/store.ts'
-import { removeDir, tempDir } from '../support/binary.ts'
-import { skipWithoutPostgres, type TestPostgres, testPostgres } from '../support/postgres.ts'
+import { everyStore } from '../support/every-store.ts'
 
-const skip = skipWithoutPostgres()
-let pg: TestPostgres
-let opened: Store[] = []
-const dirs: string[] = []
-
-beforeAll(async () => {
-  if (!skip) pg = await testPostgres()
-}, 60_000)
-afterEach(async () => {
-  await Promise.all(opened.map((store) => store.close().catch(() => {})))
-  opened = []
-})
-afterAll(() => {
-  for (const dir of dirs) removeDir(dir)
-})
-
-const dataFile = () => {
-  const dir = tempDir()
-  dirs.push(dir)
-  return join(dir, 'db.json')
-}
-
-const backends: [string, boolean, () => Promise<Store>][] = [
-  ['the in-memory store', false, async () => openMemoryStore()],
-  ['a JSON data file', false, () => openJsonFileStore(dataFile())],
-  ['PostgreSQL', skip, async () => openSqlStore(pg.url(await pg.freshDatabase()), { pool: 2, waitMs: 5000 })],
-]
+const { backends, opened, dataFile } = everyStore()
 
 const ALL = { limit: 100, offset: 0 }
 
