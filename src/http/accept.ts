@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia'
 import { Problem } from './problem.ts'
 import { pathOf, requestTarget } from './request-target.ts'
+import { weightOf } from './weight.ts'
 
 /** What the JSON routes send: their answers, and their problems. */
 export const JSON_TYPES = ['application/json', 'application/problem+json']
@@ -19,9 +20,6 @@ const JSON_PATHS = new Set(['/openapi.json', '/healthz', '/readyz', '/livez'])
 
 /** At most this many members of `Accept` are read: browsers send five or six. */
 const MAX_MEMBERS = 32
-
-// A weight (RFC 9110, 12.4.2): 0 to 1, with three decimals at most.
-const WEIGHT = /^(?:0(?:\.\d{0,3})?|1(?:\.0{0,3})?)$/
 
 /**
  * Whether the `Accept` value `header` (null when absent) accepts at least one of `offered` (lower-case
@@ -46,13 +44,7 @@ export function accepts(header: string | null, offered: readonly string[]): bool
     const name = range.trim().toLowerCase()
     if (name === '') continue
     members += 1
-    let weight = 1
-    for (const parameter of parameters) {
-      const equals = parameter.indexOf('=')
-      if (equals < 0 || parameter.slice(0, equals).trim().toLowerCase() !== 'q') continue
-      const value = parameter.slice(equals + 1).trim()
-      weight = WEIGHT.test(value) ? Number(value) : 0
-    }
+    const weight = weightOf(parameters)
     const slash = name.indexOf('/')
     const specificity = name === '*/*' ? 0 : slash > 0 && name.slice(slash + 1) === '*' ? 1 : 2
     best = best.map((held, index) => {

@@ -7,6 +7,7 @@
  */
 import zlib from 'node:zlib'
 import { sizedResponse } from './sized-response.ts'
+import { weightOf } from './weight.ts'
 
 /** A content coding this server answers in. */
 export type Coding = 'zstd' | 'br' | 'gzip'
@@ -26,9 +27,6 @@ export const PER_REQUEST: readonly Coding[] = ['zstd', 'br', 'gzip']
 /** At most this many members of `Accept-Encoding` are read: browsers send four or five. */
 const MAX_MEMBERS = 16
 
-// A weight (RFC 9110, 12.4.2): 0 to 1, with three decimals at most.
-const WEIGHT = /^(?:0(?:\.\d{0,3})?|1(?:\.0{0,3})?)$/
-
 /**
  * The coding of `offered` that the `Accept-Encoding` value `header` (null when absent) prefers: the highest weight,
  * ties going to the earlier in `offered`; `*` weighs every coding the header does not name, and a member whose
@@ -43,13 +41,7 @@ export function negotiate(header: string | null, offered: readonly Coding[]): Co
     const [name = '', ...parameters] = member.split(';', 4)
     const coding = name.trim().toLowerCase()
     if (coding === '' || weights.has(coding)) continue
-    let weight = 1
-    for (const parameter of parameters) {
-      const equals = parameter.indexOf('=')
-      if (equals < 0 || parameter.slice(0, equals).trim().toLowerCase() !== 'q') continue
-      const value = parameter.slice(equals + 1).trim()
-      weight = WEIGHT.test(value) ? Number(value) : 0
-    }
+    const weight = weightOf(parameters)
     weights.set(coding, weight)
   }
   const any = weights.get('*') ?? 0
