@@ -30,12 +30,16 @@ function declaredNames(route: RouteLike): string[] {
 
 const NONE: readonly string[] = []
 
+/** Past this many names a query's names are kept in a set: a search of the array would cost a hostile query n². */
+const FEW_NAMES = 16
+
 /**
  * The names `search` (a query, without `?`) gives more than once, decoded; {@link NONE}, the common case, without any.
  * Scanned in place, with no array of pairs: every request with a query pays it.
  */
 function repeatedNames(search: string): readonly string[] {
   const names: string[] = []
+  let many: Set<string> | undefined
   let repeated: string[] | undefined
   let start = 0
   while (start <= search.length) {
@@ -53,8 +57,12 @@ function repeatedNames(search: string): readonly string[] {
         continue
       }
     }
-    if (!names.includes(name)) names.push(name)
-    else if (repeated) repeated.push(name)
+    if (many === undefined && names.length === FEW_NAMES) many = new Set(names)
+    const seen = many ? many.has(name) : names.includes(name)
+    if (!seen) {
+      if (many) many.add(name)
+      else names.push(name)
+    } else if (repeated) repeated.push(name)
     else repeated = [name]
   }
   return repeated ?? NONE

@@ -108,4 +108,20 @@ describe('a repeated query parameter', () => {
     expect(repeatedParameter('%E0%A4%A=1&%E0%A4%A=2&limit', names)).toBeUndefined()
     expect(repeatedParameter('limit&limit=', names)).toBe('limit')
   })
+
+  test('is found among thousands of names, before, after and between repeats of unknown ones', async () => {
+    const names = new Set(['limit', 'q'])
+    const distinct = Array.from({ length: 4000 }, (_, i) => `p${i}=1`).join('&')
+    expect(repeatedParameter(distinct, names)).toBeUndefined()
+    expect(repeatedParameter(`limit=1&${distinct}&limit=2`, names)).toBe('limit')
+    expect(repeatedParameter(`${distinct}&p7=2&q=a&q=b`, names)).toBe('q')
+    expect(repeatedParameter(`${distinct}&p7=2`, names)).toBeUndefined()
+    // Through the app: the URL stays under the 8 KiB a request target may have.
+    const { call } = await world()
+    const many = Array.from({ length: 900 }, (_, i) => `u${i}`).join('&')
+    expect((await call(`/api/v1/artists?${many}`)).status).toBe(200)
+    const refused = await call(`/api/v1/artists?limit=1&${many}&limit=2`)
+    expect(refused.status).toBe(400)
+    expect(refused.json.errors[0].parameter).toBe('limit')
+  })
 })
