@@ -9,6 +9,7 @@ import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs'
 import type { Album } from '../../src/model/album.ts'
 import { HISTORY_PER_ARTIST } from '../../src/model/history.ts'
 import { readDataFile } from '../../src/ops/read-data-file.ts'
+import type { ChangeEvent } from '../../src/store/changes.ts'
 import { artistTag, StaleVersionError } from '../../src/store/entity-tag.ts'
 import { openJsonFileStore } from '../../src/store/json-file/json-file.ts'
 import type { Store } from '../../src/store/store.ts'
@@ -68,6 +69,22 @@ describe.each(backends)('the history over %s', (_, skipped, open) => {
     // Another artist's history is its own; an unknown artist has none.
     expect(await summary(store, 1)).toEqual([])
     expect(await store.artists.history(99, ALL)).toBeUndefined()
+  })
+
+  test.skipIf(skipped)('the event stream says each change with the time and author its history says', async () => {
+    const store = await seeded(open)
+    const events: ChangeEvent[] = []
+    const subscription = await store.changes.subscribe({ change: (event) => events.push(event), end: () => {} })
+    const created = await store.artists.insert({ name: 'Moris' }, 'service')
+    const album = await store.albums.insert({ artistId: created.id, name: 'Treinta minutos de vida' }, undefined, 'u')
+    await store.albums.remove(created.id, album?.id as number, undefined, 'user:3/token:4')
+    // Over SQL the events arrive as the feed reads them, shortly after the commits.
+    for (let wait = 0; events.length < 3 && wait < 100; wait++) await Bun.sleep(20)
+    subscription.cancel()
+    const { items } = (await store.artists.history(created.id, ALL)) ?? { items: [] }
+    expect(events.map((event) => [event.change.kind, event.by, event.at])).toEqual(
+      items.toReversed().map((change) => [change.kind, change.by, Date.parse(change.at)]),
+    )
   })
 
   test.skipIf(skipped)('a write without an author is the operator’s; a refused write records nothing', async () => {

@@ -106,10 +106,13 @@ export class DocumentStore implements Store {
     this.persistence.instrument?.(metrics)
   }
 
-  /** Tells the listeners of `changes` about `change`, made by `by`, once durable; resolves with `value` for the caller. */
-  private announce<T>(value: T, change: Change, by?: string): T {
+  /**
+   * Tells the listeners of `changes` about `change`, made by `by` at `at` (ms since the epoch: the time its history
+   * entry says too), once durable; resolves with `value` for the caller.
+   */
+  private announce<T>(value: T, change: Change, by?: string, at = Date.now()): T {
     const id = `${this.run}-${++this.announced}`
-    this.changes.publish(by === undefined ? { id, at: Date.now(), change } : { id, at: Date.now(), by, change })
+    this.changes.publish(by === undefined ? { id, at, change } : { id, at, by, change })
     return value
   }
 
@@ -126,26 +129,30 @@ export class DocumentStore implements Store {
       const { artists } = this.records.doc
       return { items: artists.slice(page.offset, page.offset + page.limit), total: artists.length }
     },
-    insert: (fields: New<Artist>, by = OPERATOR, keep?: KeepAnswer<Artist>): Promise<Artist> =>
-      this.mutate((batch) => {
+    insert: (fields: New<Artist>, by = OPERATOR, keep?: KeepAnswer<Artist>): Promise<Artist> => {
+      const at = Date.now()
+      return this.mutate((batch) => {
         this.holdsClaim(keep)
         const artist = artistRecord(batch.nextId('artists'), fields)
         batch.put('artists', artist)
-        batch.change({ at: new Date().toISOString(), by, kind: 'artist-created', artist })
+        batch.change({ at: new Date(at).toISOString(), by, kind: 'artist-created', artist })
         if (keep) batch.answer(keep.request, keep.claim, keep.answer(artist), keep.expiresAt)
         return artist
-      }).then((artist) => this.announce(artist, { kind: 'artist-created', artist }, by)),
-    replace: (artist: Artist, condition?: Precondition, by = OPERATOR): Promise<Artist | undefined> =>
-      this.mutate((batch) => {
+      }).then((artist) => this.announce(artist, { kind: 'artist-created', artist }, by, at))
+    },
+    replace: (artist: Artist, condition?: Precondition, by = OPERATOR): Promise<Artist | undefined> => {
+      const at = Date.now()
+      return this.mutate((batch) => {
         const current = this.records.artist(artist.id)
         if (!current) return undefined
         // In the commit step, as the write: no other change lands between the check and the write.
         if (!holds(condition, artistTag(current))) throw new StaleVersionError(current)
         const record = artistRecord(artist.id, artist)
         batch.put('artists', record)
-        batch.change({ at: new Date().toISOString(), by, kind: 'artist-updated', artist: record })
+        batch.change({ at: new Date(at).toISOString(), by, kind: 'artist-updated', artist: record })
         return record
-      }).then((record) => record && this.announce(record, { kind: 'artist-updated', artist: record }, by)),
+      }).then((record) => record && this.announce(record, { kind: 'artist-updated', artist: record }, by, at))
+    },
     history: async (artistId: number, page: Page): Promise<Slice<ArtistChange> | undefined> => {
       if (!this.records.artist(artistId)) return undefined
       // Oldest first, at most HISTORY_PER_ARTIST: the page is read from the end, in constant work.
@@ -167,8 +174,9 @@ export class DocumentStore implements Store {
       condition?: Precondition,
       by = OPERATOR,
       keep?: KeepAnswer<Album>,
-    ): Promise<Album | undefined> =>
-      this.mutate((batch) => {
+    ): Promise<Album | undefined> => {
+      const at = Date.now()
+      return this.mutate((batch) => {
         const albums = this.records.albumsOf(fields.artistId)
         if (!albums) return undefined
         const artist = this.records.artist(fields.artistId) as Artist
@@ -178,30 +186,35 @@ export class DocumentStore implements Store {
         this.holdsClaim(keep)
         const album = albumRecord(batch.nextId('albums'), fields)
         batch.put('albums', album)
-        batch.change({ at: new Date().toISOString(), by, kind: 'album-created', album })
+        batch.change({ at: new Date(at).toISOString(), by, kind: 'album-created', album })
         if (keep) batch.answer(keep.request, keep.claim, keep.answer(album), keep.expiresAt)
         return album
-      }).then((album) => album && this.announce(album, { kind: 'album-created', album }, by)),
-    replace: (album: Album, condition?: Precondition, by = OPERATOR): Promise<Album | undefined> =>
-      this.mutate((batch) => {
+      }).then((album) => album && this.announce(album, { kind: 'album-created', album }, by, at))
+    },
+    replace: (album: Album, condition?: Precondition, by = OPERATOR): Promise<Album | undefined> => {
+      const at = Date.now()
+      return this.mutate((batch) => {
         const current = this.records.album(album.id)
         if (current?.artistId !== album.artistId) return undefined
         if (!holds(condition, albumTag(current))) throw new StaleVersionError(current)
         const record = albumRecord(album.id, album)
         batch.put('albums', record)
-        batch.change({ at: new Date().toISOString(), by, kind: 'album-updated', album: record })
+        batch.change({ at: new Date(at).toISOString(), by, kind: 'album-updated', album: record })
         return record
-      }).then((record) => record && this.announce(record, { kind: 'album-updated', album: record }, by)),
-    remove: (artistId: number, id: number, condition?: Precondition, by = OPERATOR): Promise<Album | undefined> =>
-      this.mutate((batch) => {
+      }).then((record) => record && this.announce(record, { kind: 'album-updated', album: record }, by, at))
+    },
+    remove: (artistId: number, id: number, condition?: Precondition, by = OPERATOR): Promise<Album | undefined> => {
+      const at = Date.now()
+      return this.mutate((batch) => {
         const current = this.records.album(id)
         if (current?.artistId !== artistId) return undefined
         if (!holds(condition, albumTag(current))) throw new StaleVersionError(current)
         // The artist's list loses it in this step: its count, which `insert` checks, drops with it.
         batch.remove('albums', current)
-        batch.change({ at: new Date().toISOString(), by, kind: 'album-deleted', album: current })
+        batch.change({ at: new Date(at).toISOString(), by, kind: 'album-deleted', album: current })
         return current
-      }).then((album) => album && this.announce(album, { kind: 'album-deleted', album }, by)),
+      }).then((album) => album && this.announce(album, { kind: 'album-deleted', album }, by, at))
+    },
   }
 
   readonly users = {
