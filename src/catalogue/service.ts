@@ -156,9 +156,14 @@ export class Catalogue {
 
   /**
    * Adds an artist for `caller`; the id is assigned here, whatever the client sent. A user's account is refused
-   * with {@link TooManyAttemptsError} past its rate of new artists. See {@link CreateOptions} for `options`.
+   * with {@link TooManyAttemptsError} past its rate of new artists. See {@link CreateOptions} for the rest: an artist's condition is the
+   * collection's, which the route checks (src/catalogue/artists.ts).
    */
-  createArtist(input: ArtistInput, caller: Caller, { keep, report }: CreateOptions<Artist> = {}): Promise<Artist> {
+  createArtist(
+    input: ArtistInput,
+    caller: Caller,
+    { keep, report }: Omit<CreateOptions<Artist>, 'condition'> = {},
+  ): Promise<Artist> {
     return withinQuota(
       this.artistQuota,
       caller,
@@ -384,10 +389,11 @@ async function withinQuota<T>(
       retryAfter,
       { name, ...rule },
     )
-  // What remains comes with the hit itself: telling the client costs no second round-trip to the store.
-  report?.({ policy: name, ...rule, remaining: hit.remaining })
   try {
     const created = await create()
+    // What remains comes with the hit itself: telling the client costs no second round-trip to the store. Told only
+    // once the create is made: a refused one is taken back below, and counts nothing.
+    report?.({ policy: name, ...rule, remaining: hit.remaining })
     // Only marks it finished (it keeps counting), so the answer does not wait for it.
     limiter.settle(attempt).catch(() => {})
     return created

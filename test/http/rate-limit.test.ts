@@ -84,6 +84,21 @@ describe('RateLimit and RateLimit-Policy headers', () => {
     expect(next).toMatchObject({ status: 201, state: '"artists-per-account";r=0;t=3600' })
   })
 
+  test('a create refused by the store (unknown artist, stale If-Match) counts nothing and says nothing', async () => {
+    const { send } = app()
+    const auth = await signedIn(send, 1)
+    expect((await send('/api/v1/artists', { name: 'Spinetta' }, { 'x-api-key': KEY })).status).toBe(201)
+    const unknown = headersOf(await send('/api/v1/artists/99/albums', { name: 'Artaud' }, auth))
+    expect(unknown).toMatchObject({ status: 404, state: null })
+    const stale = headersOf(
+      await send('/api/v1/artists/1/albums', { name: 'Artaud' }, { ...auth, 'if-match': '"not-its-version"' }),
+    )
+    expect(stale).toMatchObject({ status: 412, state: null })
+    // The one album the account may add is still there to add.
+    const added = headersOf(await send('/api/v1/artists/1/albums', { name: 'Artaud' }, auth))
+    expect(added).toMatchObject({ status: 201, state: '"albums-per-account";r=0;t=3600' })
+  })
+
   test('a service key, which no quota counts, gets none', async () => {
     const { send } = app()
     const answer = headersOf(await send('/api/v1/artists', { name: 'Patricio Rey' }, { 'x-api-key': KEY }))
