@@ -84,3 +84,21 @@ export const StoredChange = Type.Object({
 /** The artist a change belongs to. */
 export const artistOfChange = (change: ArtistChange): number =>
   change.album ? change.album.artistId : (change.artist as Artist).id
+
+/**
+ * The changes of `history` (in id order) that its artists keep: each artist's newest {@link HISTORY_PER_ARTIST}, in
+ * id order. What a store holds after taking in a history written elsewhere (a backup, a data file read offline).
+ */
+export function keptHistory(history: readonly ArtistChange[]): ArtistChange[] {
+  const left = new Map<number, number>()
+  const kept: ArtistChange[] = []
+  for (let i = history.length - 1; i >= 0; i--) {
+    const change = history[i] as ArtistChange
+    const artistId = artistOfChange(change)
+    const room = left.get(artistId) ?? HISTORY_PER_ARTIST
+    if (room === 0) continue
+    left.set(artistId, room - 1)
+    kept.push(change)
+  }
+  return kept.reverse()
+}

@@ -156,6 +156,30 @@ describe.each(backends)('the history over %s', (_, skipped, open) => {
       expect(await summary(other, 1)).toEqual(['artist-updated user:3/token:4'])
     },
   )
+
+  test.skipIf(skipped)(
+    `a restore keeps each artist's newest ${HISTORY_PER_ARTIST} changes of a longer history`,
+    async () => {
+      const store = await seeded(open)
+      await store.artists.replace({ id: 2, name: 'Charly' }, undefined, 'service')
+      const backup = await store.snapshot()
+      const [charly] = backup.history ?? []
+      // A history longer than a store keeps, as a data file read offline (its journal not yet cut) may give one.
+      const longer = Array.from({ length: HISTORY_PER_ARTIST + 7 }, (_, i) => ({
+        id: i + 1,
+        at: new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString(),
+        by: 'service',
+        kind: 'artist-updated' as const,
+        artist: { id: 1, name: `Spinetta ${i + 1}` },
+      }))
+      await store.restore({ ...backup, history: [...longer, { ...(charly as NonNullable<typeof charly>), id: 500 }] })
+      const history = await store.artists.history(1, ALL)
+      expect(history?.total).toBe(HISTORY_PER_ARTIST)
+      expect(history?.items[0]?.artist?.name).toBe(`Spinetta ${HISTORY_PER_ARTIST + 7}`)
+      expect(history?.items.at(-1)?.artist?.name).toBe('Spinetta 8')
+      expect(await summary(store, 2)).toEqual(['artist-updated service'])
+    },
+  )
 })
 
 describe('over a JSON data file', () => {

@@ -6,7 +6,7 @@
 import type { SQL } from 'bun'
 import type { Album } from '../../model/album.ts'
 import type { Artist } from '../../model/artist.ts'
-import { type ArtistChange, type ChangeKind, HISTORY_PER_ARTIST } from '../../model/history.ts'
+import { type ArtistChange, type ChangeKind, HISTORY_PER_ARTIST, keptHistory } from '../../model/history.ts'
 import type { Page, Slice } from '../store.ts'
 import { albumOf, artistOf } from './rows.ts'
 
@@ -117,8 +117,12 @@ export async function dumpHistory(tx: SQL): Promise<ArtistChange[]> {
   return (await tx`SELECT * FROM rl_history ORDER BY id`).map(changeOf)
 }
 
-/** Replaces every history row with `history`'s, in `tx`, and moves the ids' sequence past them. */
-export async function replaceHistory(tx: SQL, history: readonly ArtistChange[]): Promise<void> {
+/**
+ * Replaces every history row with `history`'s, each artist's newest {@link HISTORY_PER_ARTIST} (a backup of a data file
+ * read offline may hold more), in `tx`, and moves the ids' sequence past them.
+ */
+export async function replaceHistory(tx: SQL, written: readonly ArtistChange[]): Promise<void> {
+  const history = keptHistory(written)
   await tx`DELETE FROM rl_history`
   const CHUNK = 1000
   for (let at = 0; at < history.length; at += CHUNK) {
@@ -141,7 +145,7 @@ export async function replaceHistory(tx: SQL, history: readonly ArtistChange[]):
     })
     await tx`INSERT INTO rl_history ${tx(rows)}`
   }
-  const last = history.reduce((max, change) => Math.max(max, change.id), 0)
+  const last = written.reduce((max, change) => Math.max(max, change.id), 0)
   // Never back: ids of changes are not reused, even after a restore of an older backup.
   if (last > 0)
     await tx`SELECT setval('rl_history_ids', GREATEST(${last}::bigint, (SELECT last_value FROM rl_history_ids)))`
