@@ -91,7 +91,7 @@ export function eventRoutes(changes: Changes, clients: Clients, limits: EventStr
               'text/event-stream': {
                 schema: { type: 'string' },
                 example:
-                  'retry: 3000\n\nid: 41\nevent: ready\ndata: {"heartbeatSeconds":15,"window":{"events":1000,"minutes":10}}\n\nid: 42\nevent: album-created\ndata: {"url":"/api/v1/artists/1/albums/77","album":{"id":77,"artistId":1,"name":"Clics modernos","year":1983}}\n\n',
+                  'retry: 3000\n\nid: 41\nevent: ready\ndata: {"heartbeatSeconds":15,"window":{"events":1000,"minutes":10}}\n\nid: 42\nevent: album-created\ndata: {"url":"/api/v1/artists/1/albums/77","album":{"id":77,"artistId":1,"name":"Clics modernos","year":1983},"at":"2026-11-29T14:05:00.000Z","by":"user:7/token:12"}\n\n',
               },
             },
           },

@@ -93,7 +93,7 @@ const responseOf = ({ status, headers, body }: KeptAnswer, replayed = false) =>
  * @example
  * .post('', ({ body, caller, request }) =>
  *   once(request, caller, body, {
- *     create: (keep) => catalogue.createArtist(body, caller, keep),
+ *     create: (keep) => catalogue.createArtist(body, caller, { keep }),
  *     created: (artist) => ({ location: `/api/v1/artists/${artist.id}`, etag: artistTag(artist), record: artist }),
  *   }))
  */

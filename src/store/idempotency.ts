@@ -58,7 +58,7 @@ export type Claim =
  * @example
  * const claim = await store.idempotency.claim(request, Date.now(), IDEMPOTENCY_LIMITS)
  * if (claim.kind === 'claimed')
- *   await store.artists.insert(fields, { request, claim: claim.claim, expiresAt, answer: (artist) => answerOf(artist) })
+ *   await store.artists.insert(fields, by, { request, claim: claim.claim, expiresAt, answer: (artist) => answerOf(artist) })
  */
 export interface IdempotencyKeys {
   /**

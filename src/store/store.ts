@@ -359,7 +359,8 @@ export interface Store {
   /** Resolves when the store can serve; rejects with {@link DatabaseUnavailableError} naming the cause otherwise. */
   check(): Promise<void>
   /**
-   * The changes of the catalogue (artists created or replaced, albums created, resets), for the event stream: over
+   * The changes of the catalogue (artists created or replaced, albums created, replaced or removed, resets), each
+   * with who made it and when, for the event stream: over
    * SQL, every replica's, in one order they all agree on (changes.ts).
    */
   readonly changes: Changes
