@@ -27,15 +27,18 @@ const total = async (call: ReturnType<typeof testApp>['call']) => (await call(`$
  */
 function gated(store: Store) {
   const { promise, resolve } = Promise.withResolvers<void>()
+  // Resolved once the first insert is held at the gate: its request has claimed its key by then.
+  const held = Promise.withResolvers<void>()
   const artists = {
     ...store.artists,
     insert: async (...args: Parameters<Store['artists']['insert']>) => {
+      held.resolve()
       await promise
       return store.artists.insert(...args)
     },
   }
   const proxy = new Proxy(store, { get: (target, name) => (name === 'artists' ? artists : Reflect.get(target, name)) })
-  return { store: proxy, open: () => resolve() }
+  return { store: proxy, open: () => resolve(), held: held.promise }
 }
 
 describe('Idempotency-Key on creates', () => {
@@ -125,11 +128,11 @@ describe('Idempotency-Key on creates', () => {
   })
 
   test('a retry while the first request is still being processed is 409 with Retry-After, then gets its answer', async () => {
-    const { store, open } = gated(testStore())
+    const { store, open, held } = gated(testStore())
     const { call } = testApp(store)
     const first = create(call, 'slow')
-    // The first has claimed the key once the second is answered: the claim comes before the gated insert.
-    await Bun.sleep(50)
+    // The claim comes before the insert: once the first is held at the gate, the key is its.
+    await held
     const during = await create(call, 'slow')
     expect(during.status).toBe(409)
     expect(during.json).toMatchObject({ type: '/problems/idempotency-key-in-use', status: 409 })
