@@ -1,5 +1,6 @@
 import { Elysia, t } from 'elysia'
 import type { Catalogue } from '../catalogue/service.ts'
+import { noneMatchHits, refuseUnmatched } from '../http/conditional.ts'
 import { sizedResponse } from '../http/sized-response.ts'
 import { NotFoundError } from '../model/errors.ts'
 import { albumCover, artistCover } from './cover.ts'
@@ -19,20 +20,12 @@ export function coverId(file: string): number | undefined {
 
 const etagOf = (svg: string) => `"${Bun.hash(svg).toString(36)}"`
 
-/** True when `If-None-Match` lists `etag` (or `*`); weak validators count, as RFC 9110 asks for GET. */
-function matches(ifNoneMatch: string | null, etag: string): boolean {
-  if (!ifNoneMatch) return false
-  return ifNoneMatch.split(',').some((tag) => {
-    const candidate = tag.trim().replace(/^W\//, '')
-    return candidate === '*' || candidate === etag
-  })
-}
-
-/** The SVG response, or 304 when the client already holds this exact picture. */
-export function svgResponse(svg: string, ifNoneMatch: string | null): Response {
+/** The SVG response, or 304 when the client already holds this exact picture, or 412 when `If-Match` names another. */
+export function svgResponse(svg: string, request: Request): Response {
   const etag = etagOf(svg)
+  refuseUnmatched(request, etag)
   const headers = { etag, 'cache-control': CACHE_CONTROL }
-  if (matches(ifNoneMatch, etag)) return new Response(null, { status: 304, headers })
+  if (noneMatchHits(request.headers.get('if-none-match'), etag)) return new Response(null, { status: 304, headers })
   return sizedResponse(svg, {
     headers: {
       ...headers,
@@ -57,7 +50,7 @@ export const coverRoutes = (catalogue: Pick<Catalogue, 'findArtist' | 'findAlbum
         const id = coverId(file)
         const artist = id === undefined ? undefined : await catalogue.findArtist(id)
         if (!artist) throw new NotFoundError(`There is no artist picture ${file}: no artist has that id.`)
-        return svgResponse(artistCover(artist), request.headers.get('if-none-match'))
+        return svgResponse(artistCover(artist), request)
       },
       { params: FileParams, detail: { hide: true } },
     )
@@ -69,7 +62,7 @@ export const coverRoutes = (catalogue: Pick<Catalogue, 'findArtist' | 'findAlbum
         if (!found) throw new NotFoundError(`There is no album cover ${file}: no album has that id.`)
         const { album, artist } = found
         const svg = albumCover({ title: album.name, artist: artist.name, year: album.year })
-        return svgResponse(svg, request.headers.get('if-none-match'))
+        return svgResponse(svg, request)
       },
       { params: FileParams, detail: { hide: true } },
     )

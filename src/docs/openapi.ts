@@ -1,7 +1,7 @@
 import { Elysia, type InternalRoute, t } from 'elysia'
 import { ByteCache } from '../cache/byte-cache.ts'
 import { compress, encodedHeaders, negotiate, PER_REQUEST } from '../http/compression.ts'
-import { CACHE_CONTROL, noneMatchHits } from '../http/conditional.ts'
+import { CACHE_CONTROL, noneMatchHits, refuseUnmatched } from '../http/conditional.ts'
 import { assetResponse } from '../http/embedded-assets.ts'
 import type { Clients } from '../http/proxies.ts'
 import { SECURITY_HEADERS } from '../http/security-headers.ts'
@@ -100,6 +100,7 @@ export function apiDocumentation(clients: Clients, trustsProxies: boolean) {
         const coding = negotiate(request.headers.get('accept-encoding'), PER_REQUEST)
         const etag = await tagOf(built, origin, coding)
         const validators = { etag, 'cache-control': CACHE_CONTROL, vary }
+        refuseUnmatched(request, etag)
         // Clients revalidate each time (`no-cache`): an unchanged document costs them a 304 without its bytes.
         if (noneMatchHits(request.headers.get('if-none-match'), etag))
           return sizedResponse(null, { status: 304, headers: { ...validators, ...SECURITY_HEADERS } })

@@ -93,6 +93,16 @@ function matchHolds(ifMatch: string | null, etag: string): boolean {
  * return answerRead(request, etag, () => taggedResponse(recordJson(artist), etag))
  */
 export function answerRead(request: Request, etag: string, ok: () => Response): Response {
+  refuseUnmatched(request, etag)
+  return noneMatchHits(request.headers.get('if-none-match'), etag) ? notModified(etag) : ok()
+}
+
+/**
+ * The first step of every tagged read (RFC 9110, 13.2.2): a 412 problem with the current `ETag` when the request's
+ * `If-Match` does not hold for the representation tagged `etag`; nothing otherwise. For reads that answer their 304
+ * their own way (the covers, `/openapi.json`); the others call {@link answerRead}.
+ */
+export function refuseUnmatched(request: Request, etag: string): void {
   if (!matchHolds(request.headers.get('if-match'), etag))
     throw new Problem(
       'precondition-failed',
@@ -100,7 +110,6 @@ export function answerRead(request: Request, etag: string, ok: () => Response): 
       {},
       { etag },
     )
-  return noneMatchHits(request.headers.get('if-none-match'), etag) ? notModified(etag) : ok()
 }
 
 // The first 132 bits of SHA-256, in base64url, as the records' tags.

@@ -46,6 +46,16 @@ describe('GET /covers/…', () => {
     expect((await call('/covers/artists/2.svg', { headers: { 'if-none-match': '"other"' } })).status).toBe(200)
   })
 
+  test('answers 412 with the current ETag when If-Match names another picture, as every tagged read does', async () => {
+    const { call } = await seeded()
+    const etag = (await call('/covers/albums/6.svg')).headers.get('etag') as string
+    const refused = await call('/covers/albums/6.svg', { headers: { 'if-match': '"another"' } })
+    expect(refused.status).toBe(412)
+    expect(refused.headers.get('etag')).toBe(etag)
+    for (const ifMatch of [etag, '*'])
+      expect((await call('/covers/albums/6.svg', { headers: { 'if-match': ifMatch } })).status).toBe(200)
+  })
+
   test('follows the record: replacing an artist changes its picture and its ETag', async () => {
     const { call } = await seeded()
     const before = await call('/covers/artists/3.svg')

@@ -55,6 +55,15 @@ describe('the ETag of /openapi.json', () => {
 })
 
 describe('revalidating /openapi.json', () => {
+  test('If-Match naming another version is 412 with the current ETag; the current one or * is the document', async () => {
+    const app = fresh()
+    const etag = (await ask(app)).headers.get('etag') as string
+    const refused = await ask(app, { 'if-match': '"an-older-document"' })
+    expect(refused.status).toBe(412)
+    expect(refused.headers.get('etag')).toBe(etag)
+    for (const ifMatch of [etag, '*']) expect((await ask(app, { 'if-match': ifMatch })).status).toBe(200)
+  })
+
   test('200 says caches must revalidate, and what it varies on', async () => {
     const answer = await ask(fresh())
     expect(answer.status).toBe(200)
