@@ -5,8 +5,8 @@
  * store by default, over PostgreSQL with `bun run test:sql`. Every answer is checked against the OpenAPI document.
  */
 import { describe, expect, test } from 'bun:test'
-import type { ChangeEvent } from '../../src/store/changes.ts'
 import { asService, testApp } from '../helpers.ts'
+import { announced } from '../support/announced.ts'
 
 const MERGE_PATCH = { ...asService, 'content-type': 'application/merge-patch+json' }
 const NEXT_YEAR = new Date().getUTCFullYear() + 1
@@ -28,18 +28,6 @@ async function withAlbum() {
   const send = (method: string, path: string, body?: unknown, headers: Record<string, string> = asService) =>
     app.call(path, { method, headers, body })
   return { ...app, send, url, albumUrl: `${url}/albums/${album.json.id}`, artist, album }
-}
-
-/** The changes the store announces while `work` runs. */
-async function announced(store: ReturnType<typeof testApp>['store'], work: () => Promise<unknown>, expected = 1) {
-  const seen: ChangeEvent['change'][] = []
-  const subscription = await store.changes.subscribe({ change: (event) => seen.push(event.change), end: () => {} })
-  await work()
-  // Over PostgreSQL each change is read when its transaction is visible to every replica: under load, one at a time.
-  for (let i = 0; i < 200 && seen.length < expected; i++) await Bun.sleep(10)
-  await Bun.sleep(20)
-  subscription.cancel()
-  return seen
 }
 
 describe('PATCH /api/v1/artists/{id}: a JSON merge patch', () => {

@@ -6,10 +6,10 @@
  */
 import { describe, expect, test } from 'bun:test'
 import { copyFileSync, existsSync } from 'node:fs'
-import type { ChangeEvent } from '../../src/store/changes.ts'
 import { albumTag, StaleVersionError } from '../../src/store/entity-tag.ts'
 import { openJsonFileStore } from '../../src/store/json-file/json-file.ts'
 import { AlbumLimitError, MAX_ALBUMS_PER_ARTIST, type Store } from '../../src/store/store.ts'
+import { announced } from '../support/announced.ts'
 import { everyStore } from '../support/every-store.ts'
 
 const { backends, opened, dataFile } = everyStore()
@@ -35,17 +35,6 @@ async function seeded(open: () => Promise<Store>) {
 
 const names = async (store: Store, sort?: 'name' | 'year') =>
   (await store.albums.listByArtist(1, { limit: 100, offset: 0 }, { sort }))?.items.map((album) => album.name)
-
-/** The changes `store` announces while `work` runs, once they are delivered. */
-async function announced(store: Store, work: () => Promise<unknown>): Promise<ChangeEvent['change'][]> {
-  const seen: ChangeEvent['change'][] = []
-  const subscription = await store.changes.subscribe({ change: (event) => seen.push(event.change), end: () => {} })
-  await work()
-  for (let i = 0; i < 200 && seen.length === 0; i++) await Bun.sleep(10)
-  await Bun.sleep(20)
-  subscription.cancel()
-  return seen
-}
 
 describe.each(backends)('albums.replace and albums.remove over %s', (_, skipped, open) => {
   test.skipIf(skipped)('replace changes every field but id and artist; the lists follow', async () => {
@@ -104,10 +93,14 @@ describe.each(backends)('albums.replace and albums.remove over %s', (_, skipped,
     'each change is announced: album-updated with the new album, album-deleted with the old',
     async () => {
       const store = await seeded(open)
-      const changes = await announced(store, async () => {
-        await store.albums.replace({ id: 1, artistId: 1, name: 'Artaud', year: 1974 })
-        await store.albums.remove(1, 3)
-      })
+      const changes = await announced(
+        store,
+        async () => {
+          await store.albums.replace({ id: 1, artistId: 1, name: 'Artaud', year: 1974 })
+          await store.albums.remove(1, 3)
+        },
+        2,
+      )
       expect(changes).toEqual([
         { kind: 'album-updated', album: { id: 1, artistId: 1, name: 'Artaud', year: 1974, image: undefined } },
         {

@@ -78,11 +78,20 @@ describe.each(backends)('the history over %s', (_, skipped, open) => {
     const created = await store.artists.insert({ name: 'Moris' }, 'service')
     const album = await store.albums.insert({ artistId: created.id, name: 'Treinta minutos de vida' }, undefined, 'u')
     await store.albums.remove(created.id, album?.id as number, undefined, 'user:3/token:4')
-    // Over SQL the events arrive as the feed reads them, shortly after the commits.
-    for (let wait = 0; events.length < 3 && wait < 100; wait++) await Bun.sleep(20)
+    // Over SQL the events arrive as the feed reads them, shortly after the commits; a change of the setup may still
+    // be delivered after the subscription: only this artist's count.
+    const its = () =>
+      events.filter(({ change }) =>
+        change.kind === 'reset'
+          ? false
+          : 'album' in change
+            ? change.album.artistId === created.id
+            : change.artist.id === created.id,
+      )
+    for (let wait = 0; its().length < 3 && wait < 100; wait++) await Bun.sleep(20)
     subscription.cancel()
     const { items } = (await store.artists.history(created.id, ALL)) ?? { items: [] }
-    expect(events.map((event) => [event.change.kind, event.by, event.at])).toEqual(
+    expect(its().map((event) => [event.change.kind, event.by, event.at])).toEqual(
       items.toReversed().map((change) => [change.kind, change.by, Date.parse(change.at)]),
     )
   })
