@@ -402,15 +402,22 @@ export class SqlStore implements Store {
       if (!condition) return this.operate(() => this.writes.insertAlbum(fields, by, keep)).finally(this.changed)
       // A conditional insert is a transaction of its own: the artist's row is locked, its tag checked, then the album
       // added as a batch of one, so no replace of the artist lands between the check and the insert.
+      // The bytes of the answer kept, told once committed: a transaction the database retries runs again.
+      let keptBytes = 0
       return this.write(async (tx) => {
         const artist = await lockedArtist(tx, fields.artistId)
         if (!artist) return undefined
         if (!holds(condition, artistTag(artist))) throw new StaleVersionError(artist)
         const [outcome] = await insertAlbums(tx, [fields], [by])
         if (outcome instanceof Error) throw outcome
-        if (outcome && keep) this.idempotency.kept(await keepAnswers(tx, [{ keep, answer: keep.answer(outcome) }]))
+        if (outcome && keep) keptBytes = await keepAnswers(tx, [{ keep, answer: keep.answer(outcome) }])
         return outcome
-      }).finally(this.changed)
+      })
+        .then((album) => {
+          if (keptBytes > 0) this.idempotency.kept(keptBytes)
+          return album
+        })
+        .finally(this.changed)
     },
     replace: (album: Album, condition?: Precondition, by = OPERATOR): Promise<Album | undefined> => {
       if (!validId(album.id) || !validId(album.artistId)) return Promise.resolve(undefined)

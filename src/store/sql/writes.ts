@@ -444,6 +444,8 @@ export class WriteBatcher {
     const uses = this.uses
     this.uses = new Map()
     let outcomes: Outcome[]
+    // The bytes of answers the batch keeps, told once committed: a transaction the database retries runs again.
+    let keptBytes = 0
     try {
       // A batch of artists alone, none keeping an answer, is one statement; anything else, a transaction.
       outcomes =
@@ -457,7 +459,12 @@ export class WriteBatcher {
                 batch.map((pending) => pending.by),
               ),
             )
-          : await this.transact((tx) => this.write(tx, batch, uses))
+          : await this.transact(async (tx) => {
+              const written = await this.write(tx, batch, uses)
+              keptBytes = written.keptBytes
+              return written.outcomes
+            })
+      if (keptBytes > 0) this.kept?.(keptBytes)
       this.transactions += 1
       this.metrics?.committed(batch.length)
     } catch (error) {
@@ -482,8 +489,15 @@ export class WriteBatcher {
     return true
   }
 
-  /** The batch's statements, in one transaction: repeated whole when the database asks for a retry. */
-  private async write(tx: SQL, batch: readonly Pending[], uses: ReadonlyMap<number, string>): Promise<Outcome[]> {
+  /**
+   * The batch's statements, in one transaction: repeated whole when the database asks for a retry. Its outcomes, and
+   * the bytes of the answers it keeps.
+   */
+  private async write(
+    tx: SQL,
+    batch: readonly Pending[],
+    uses: ReadonlyMap<number, string>,
+  ): Promise<{ outcomes: Outcome[]; keptBytes: number }> {
     const artists = batch.flatMap((pending) => (pending.kind === 'artist' ? [pending] : []))
     const albums = batch.flatMap((pending) => (pending.kind === 'album' ? [pending] : []))
     const fieldsOf = <T>(list: readonly { fields: T }[]) => list.map((pending) => pending.fields)
@@ -502,8 +516,6 @@ export class WriteBatcher {
       if (pending.keep && record && !(record instanceof AlbumLimitError))
         kept.push({ keep: pending.keep as KeepAnswer<never>, answer: pending.keep.answer(record as never) })
     }
-    const bytes = await keepAnswers(tx, kept)
-    if (bytes > 0) this.kept?.(bytes)
-    return outcomes
+    return { outcomes, keptBytes: await keepAnswers(tx, kept) }
   }
 }
