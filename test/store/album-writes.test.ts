@@ -5,14 +5,13 @@
  * album.
  */
 import { describe, expect, test } from 'bun:test'
-import { copyFileSync, existsSync } from 'node:fs'
 import { albumTag, StaleVersionError } from '../../src/store/entity-tag.ts'
 import { openJsonFileStore } from '../../src/store/json-file/json-file.ts'
 import { AlbumLimitError, MAX_ALBUMS_PER_ARTIST, type Store } from '../../src/store/store.ts'
 import { announced } from '../support/announced.ts'
 import { everyStore } from '../support/every-store.ts'
 
-const { backends, opened, dataFile } = everyStore()
+const { backends, opened, dataFile, crashCopy } = everyStore()
 
 /** Artist 1 with albums 1 (Artaud, 1973), 2 (Pescado 2, 1973) and 3 (Alma de diamante, 1980); artist 2 with album 4. */
 async function seeded(open: () => Promise<Store>) {
@@ -131,9 +130,7 @@ describe('over a JSON data file', () => {
     await store.albums.replace({ id: 1, artistId: 1, name: 'Artaud', year: 1974 })
     await store.albums.remove(1, 2)
     // A copy of the data file and journal while the store is open stands in for what a killed process leaves.
-    const copy = dataFile()
-    copyFileSync(file, copy)
-    if (existsSync(`${file}.journal`)) copyFileSync(`${file}.journal`, `${copy}.journal`)
+    const copy = crashCopy(file)
     for (const path of [copy, file]) {
       if (path === file) await store.close()
       const again = await openJsonFileStore(path)
@@ -154,9 +151,7 @@ describe('over a JSON data file', () => {
       store.albums.remove(1, 2),
       store.albums.insert({ artistId: 1, name: 'Nuevo' }),
     ])
-    const copy = dataFile()
-    copyFileSync(file, copy)
-    if (existsSync(`${file}.journal`)) copyFileSync(`${file}.journal`, `${copy}.journal`)
+    const copy = crashCopy(file)
     const again = await openJsonFileStore(copy)
     opened.push(again)
     expect(await again.albums.get(2)).toBeUndefined()

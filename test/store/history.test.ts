@@ -5,7 +5,7 @@
  * newest first, at most HISTORY_PER_ARTIST; a snapshot and a restore carry it, and a load (the seed) records nothing.
  */
 import { describe, expect, test } from 'bun:test'
-import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { copyFileSync, readFileSync, writeFileSync } from 'node:fs'
 import type { Album } from '../../src/model/album.ts'
 import { HISTORY_PER_ARTIST } from '../../src/model/history.ts'
 import { readDataFile } from '../../src/ops/read-data-file.ts'
@@ -15,7 +15,7 @@ import { openJsonFileStore } from '../../src/store/json-file/json-file.ts'
 import type { Store } from '../../src/store/store.ts'
 import { everyStore } from '../support/every-store.ts'
 
-const { backends, opened, dataFile } = everyStore()
+const { backends, opened, dataFile, crashCopy } = everyStore()
 
 const ALL = { limit: 100, offset: 0 }
 
@@ -198,9 +198,7 @@ describe('over a JSON data file', () => {
     await store.artists.replace({ id: 1, name: 'Flaco' }, undefined, 'user:3/token:4')
     await store.albums.insert({ artistId: 1, name: 'Pescado 2' }, undefined, 'service')
     // A copy of the data file and journal while the store is open stands in for what a killed process leaves.
-    const copy = dataFile()
-    copyFileSync(file, copy)
-    if (existsSync(`${file}.journal`)) copyFileSync(`${file}.journal`, `${copy}.journal`)
+    const copy = crashCopy(file)
     for (const path of [copy, file]) {
       if (path === file) await store.close()
       const again = await openJsonFileStore(path)
@@ -238,9 +236,7 @@ describe('over a JSON data file', () => {
     const store = await seeded(() => openJsonFileStore(file))
     for (let i = 1; i <= HISTORY_PER_ARTIST + 3; i++)
       await store.artists.replace({ id: 1, name: `Flaco ${i}` }, undefined, 'service')
-    const copy = dataFile()
-    copyFileSync(file, copy)
-    if (existsSync(`${file}.journal`)) copyFileSync(`${file}.journal`, `${copy}.journal`)
+    const copy = crashCopy(file)
     const again = await openJsonFileStore(copy)
     opened.push(again)
     const history = await again.artists.history(1, { limit: 1, offset: 0 })

@@ -4,7 +4,7 @@
  * close every store a test opened and remove the data directories.
  *
  * @example
- * const { backends, opened, dataFile } = everyStore()
+ * const { backends, opened, dataFile, crashCopy } = everyStore()
  * describe.each(backends)('… over %s', (_, skipped, open) => {
  *   test.skipIf(skipped)('…', async () => {
  *     const store = await open()
@@ -13,6 +13,7 @@
  * })
  */
 import { afterAll, afterEach, beforeAll } from 'bun:test'
+import { copyFileSync, existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { openMemoryStore } from '../../src/store/document/memory.ts'
 import { openJsonFileStore } from '../../src/store/json-file/json-file.ts'
@@ -45,10 +46,20 @@ export function everyStore() {
     dirs.push(dir)
     return join(dir, 'db.json')
   }
+  /**
+   * A copy of data file `file` and its journal, taken while its store is open: what a process killed at that moment
+   * leaves behind. Its path.
+   */
+  const crashCopy = (file: string) => {
+    const copy = dataFile()
+    copyFileSync(file, copy)
+    if (existsSync(`${file}.journal`)) copyFileSync(`${file}.journal`, `${copy}.journal`)
+    return copy
+  }
   const backends: StoreBackend[] = [
     ['the in-memory store', false, async () => openMemoryStore()],
     ['a JSON data file', false, () => openJsonFileStore(dataFile())],
     ['PostgreSQL', skip, async () => openSqlStore(pg.url(await pg.freshDatabase()), { pool: 2, waitMs: 5000 })],
   ]
-  return { backends, opened, dataFile }
+  return { backends, opened, dataFile, crashCopy }
 }
