@@ -69,6 +69,13 @@ export interface IdempotencyKeys {
   claim(request: KeyedRequest, now: number, limits: IdempotencyLimits): Promise<Claim>
   /** Frees the key claimed as `claim` (the request was refused and wrote nothing); nothing if the claim was lost. */
   release(request: KeyedRequest, claim: string): Promise<void>
+  /**
+   * Keeps `answer` for the key claimed as `claim`, in a durable write of its own, until `expiresAt`: for a request
+   * whose change is not one catalogue insert (an account's, an operator's, a fixture control's), made just before.
+   * Rejects with {@link ClaimLostError} when the claim is no longer the key's (a restore forgot it, or its lease ran
+   * out and another request took it).
+   */
+  keep(request: KeyedRequest, claim: string, answer: KeptAnswer, expiresAt: number): Promise<void>
 }
 
 /**

@@ -102,6 +102,20 @@ async function script(store: Store) {
   const released = await claim(request('k3'))
   if (released.kind === 'claimed') await store.idempotency.release(request('k3'), released.claim)
   seen.push((await claim(request('k3'))).kind)
+  // An answer kept in a write of its own (a request whose change is not one insert) replays the same way; a claim
+  // taken over keeps nothing.
+  const own = await claim(request('k4'))
+  if (own.kind === 'claimed') await store.idempotency.keep(request('k4'), own.claim, ANSWER, T0 + LIMITS.ttlMs)
+  seen.push(await claim(request('k4')))
+  const overtaken = await claim(request('k5'))
+  await claim(request('k5'), T0 + LIMITS.leaseMs + 1)
+  if (overtaken.kind === 'claimed')
+    seen.push(
+      await store.idempotency.keep(request('k5'), overtaken.claim, ANSWER, T0 + LIMITS.ttlMs).then(
+        () => 'kept',
+        (error: Error) => error.name,
+      ),
+    )
   return seen
 }
 
@@ -119,6 +133,8 @@ const EXPECTED = [
   0,
   'in-flight',
   'claimed',
+  { kind: 'replay', answer: ANSWER },
+  'ClaimLostError',
 ]
 
 /** Fills scope `key:1` to its bound with answers, at `T0`; how many fit. */

@@ -72,6 +72,7 @@ function whenReady(ready: Promise<Store>): Store {
     idempotency: {
       claim: on((store, ...args: Parameters<Store['idempotency']['claim']>) => store.idempotency.claim(...args)),
       release: on((store, ...args: Parameters<Store['idempotency']['release']>) => store.idempotency.release(...args)),
+      keep: on((store, ...args: Parameters<Store['idempotency']['keep']>) => store.idempotency.keep(...args)),
     },
     isEmpty: on((store) => store.isEmpty()),
     load: on((store, ...args: Parameters<Store['load']>) => store.load(...args)),

@@ -329,6 +329,11 @@ export class DocumentStore implements Store {
   readonly idempotency: IdempotencyKeys = {
     claim: async (request, now, limits) => this.records.idempotency.claim(request, now, limits),
     release: async (request, claim) => this.records.idempotency.release(request, claim),
+    keep: (request, claim, answer, expiresAt) =>
+      this.mutate((batch) => {
+        if (!batch.answer(request, claim, answer, expiresAt))
+          throw new ClaimLostError(`the claim of Idempotency-Key ${JSON.stringify(request.key)} was taken over`)
+      }),
   }
 
   /** New {@link Recents} in this process, whatever the name, as for `limiter`; a property for the same reason. */

@@ -9,6 +9,7 @@ import {
   secondsUntil,
 } from '../idempotency.ts'
 import type { Operate } from './limiter.ts'
+import { keepAnswers } from './writes.ts'
 
 /** How many expired rows one claim deletes at most: a claim stays a few short statements whatever the backlog. */
 const PURGE_BATCH = 100
@@ -41,7 +42,11 @@ export function sqlIdempotency(sql: () => SQL, operate: Operate): IdempotencyKey
       operate(async () => {
         await sql()`DELETE FROM rl_idempotency WHERE scope = ${request.scope} AND key = ${request.key} AND claim = ${claimed}`
       }),
-    // Answers are kept by the inserts they answer, in their transactions (writes.ts), which report their bytes here.
+    keep: (request, claimed, answer, expiresAt) =>
+      operate(async () => {
+        total.added(await keepAnswers(sql(), [{ keep: { request, claim: claimed, expiresAt }, answer }]))
+      }),
+    // The catalogue's creates keep their answers in their own transactions (writes.ts), and report the bytes here.
     kept: (bytes) => total.added(bytes),
   }
 }

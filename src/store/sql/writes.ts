@@ -230,7 +230,7 @@ export async function insertAlbums(
 
 /** A keyed insert of a batch, with the answer it keeps for its record. */
 export interface Kept {
-  keep: KeepAnswer<never>
+  keep: Pick<KeepAnswer<never>, 'request' | 'claim' | 'expiresAt'>
   answer: KeptAnswer
 }
 
