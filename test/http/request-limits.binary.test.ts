@@ -96,7 +96,9 @@ describe('patterns', () => {
     const started = performance.now()
     const response = await signUp({ name: 'A', email: 'a@b.co', password: 'long enough', [field]: value })
     expect(response.status).toBe(400)
-    expect(performance.now() - started).toBeLessThan(100)
+    // A backtracking matcher takes minutes over these inputs; the bound only tells that from "at once", so it holds
+    // on a machine busy with other work (100 ms was passed by 180 ms under a load of 17 on 2 cores).
+    expect(performance.now() - started).toBeLessThan(2000)
   })
 })
 
