@@ -20,7 +20,7 @@ import { cors } from './http/cors.ts'
 import { delay } from './http/delay.ts'
 import { type ErrorReporter, problemResponder } from './http/error-handler.ts'
 import { healthRoutes } from './http/health.ts'
-import { idempotentCreates } from './http/idempotency.ts'
+import { idempotentRequests } from './http/idempotency.ts'
 import { trustedClients } from './http/proxies.ts'
 import { singleParameters } from './http/query-params.ts'
 import { readOnly } from './http/read-only.ts'
@@ -117,8 +117,8 @@ export function createApp({
     clientOf: (request) => clients.key(app.server, request),
   })
   const latestYear = now().getUTCFullYear() + 1
-  // Creates run once per `Idempotency-Key` of each account, their answers kept in the store.
-  const once = idempotentCreates(store, now, idempotency)
+  // POSTs run once per `Idempotency-Key` of each account (or anonymous client), their answers kept in the store.
+  const keys = idempotentRequests(store, now, idempotency)
   // Elysia finds the path after the first 11 characters of the URL unless told otherwise, assuming a host of at least
   // four ("http://a.bc"): a `Host: x` (or `a:1`) request, which Bun's own routing serves right, would be routed by
   // what follows `/api/` when the app answers through `handle` (--fixtures, a takeover).
@@ -167,15 +167,15 @@ export function createApp({
       .use(healthRoutes(store))
       // The pages (`/`, `/artists/:artistId`, `/login`, `/signup`, their assets), `/problems/:kind` and the favicon.
       .use(webRoutes({ catalogue, ui, signup, latestYear }))
-      .use(artistRoutes(catalogue, guard, once))
-      .use(albumRoutes(catalogue, guard, latestYear, once))
+      .use(artistRoutes(catalogue, guard, keys.create))
+      .use(albumRoutes(catalogue, guard, latestYear, keys.create))
       .use(eventRoutes(store.changes, clients, { ...EVENT_STREAM_LIMITS, ...events }))
-      .use(accountRoutes(accounts, guard, clients))
+      .use(accountRoutes(accounts, guard, clients, keys))
       .use(coverRoutes(catalogue))
-      .use(resetRoutes(reset, guard))
-      .use(fixtureRoutes(fixtureFront, guard))
+      .use(resetRoutes(reset, guard, keys))
+      .use(fixtureRoutes(fixtureFront, guard, keys))
       // The operator's accounts (`rock-legends users` while this server owns the data file): service keys only.
-      .use(operatorAccountRoutes(new OperatorAccounts(store, now, passwords), guard))
+      .use(operatorAccountRoutes(new OperatorAccounts(store, now, passwords), guard, keys))
       // A backup of the running store, streamed (`rock-legends backup` while this server owns the data file).
       .use(backupRoutes(store, storeKind, guard)),
   )

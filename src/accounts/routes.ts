@@ -2,6 +2,7 @@ import { Elysia } from 'elysia'
 import type { authGuard } from '../auth/guard.ts'
 import { anyCredential, bearerToken, publicAccess } from '../docs/security.ts'
 import { jsonBody, SMALL_BODY_BYTES } from '../http/body.ts'
+import { clientScope, type IdempotentRequests, scopeOf } from '../http/idempotency.ts'
 import { PageQuery, Paginated, pageAnswer, pageOf } from '../http/pagination.ts'
 import type { Clients } from '../http/proxies.ts'
 import { reportOn } from '../http/rate-limit.ts'
@@ -34,16 +35,24 @@ const keyAnswer = ({ id, name, prefix, createdAt, lastUsedAt }: PersonalKey) => 
 })
 
 /** Account routes: sign-up, login, the caller's profile, logout, and personal API keys. */
-export const accountRoutes = (accounts: Accounts, guard: ReturnType<typeof authGuard>, clients: Clients) =>
+export const accountRoutes = (
+  accounts: Accounts,
+  guard: ReturnType<typeof authGuard>,
+  clients: Clients,
+  keys: IdempotentRequests,
+) =>
   new Elysia({ name: 'accounts', prefix: BASE })
     .use(guard)
     .post(
       '/signup',
-      async ({ body, server, request, set }) => {
-        const user = await accounts.signUp(body, clients.key(server, request), reportOn(set))
-        set.status = 201
-        set.headers.location = `${BASE}/me`
-        return user
+      ({ body, server, request, set }) => {
+        const client = clients.key(server, request)
+        return keys.run(request, set, { scope: clientScope(client), body, sensitive: true }, async () => {
+          const user = await accounts.signUp(body, client, reportOn(set))
+          set.status = 201
+          set.headers.location = `${BASE}/me`
+          return user
+        })
       },
       {
         // Before the body is read: a closed sign-up says so whatever was sent, and costs no parsing; an open one
@@ -66,7 +75,12 @@ export const accountRoutes = (accounts: Accounts, guard: ReturnType<typeof authG
     )
     .post(
       '/login',
-      async ({ body, server, request }) => sessionAnswer(await accounts.logIn(body, clients.key(server, request))),
+      ({ body, server, request, set }) => {
+        const client = clients.key(server, request)
+        return keys.run(request, set, { scope: clientScope(client), body, sensitive: true }, async () =>
+          sessionAnswer(await accounts.logIn(body, client)),
+        )
+      },
       {
         // Anyone may send this: at most 16 KiB of body is read, and a larger one is refused unread.
         parse: jsonBody({ limit: SMALL_BODY_BYTES }),
@@ -99,10 +113,17 @@ export const accountRoutes = (accounts: Accounts, guard: ReturnType<typeof authG
     })
     .post(
       '/logout',
-      async ({ caller }) => {
-        await accounts.logOut(caller)
-        return noContent()
-      },
+      ({ caller, request, set }) =>
+        // Which token it revokes is the request's: the same key with another token is another request.
+        keys.run(
+          request,
+          set,
+          { scope: scopeOf(caller), body: null, subject: `credential:${caller.credentialId}` },
+          async () => {
+            await accounts.logOut(caller)
+            return noContent()
+          },
+        ),
       {
         user: true,
         response: { 204: NoContent('The token is revoked; no body.'), ...problemResponses(401, 403, 503) },
@@ -118,12 +139,13 @@ export const accountRoutes = (accounts: Accounts, guard: ReturnType<typeof authG
     )
     .post(
       '/api-keys',
-      async ({ caller, body, set }) => {
-        const created = await accounts.createKey(caller.userId, body.name)
-        set.status = 201
-        set.headers.location = `${KEYS}/${created.id}`
-        return { ...keyAnswer(created), key: created.key }
-      },
+      ({ caller, body, request, set }) =>
+        keys.run(request, set, { scope: scopeOf(caller), body, sensitive: true }, async () => {
+          const created = await accounts.createKey(caller.userId, body.name)
+          set.status = 201
+          set.headers.location = `${KEYS}/${created.id}`
+          return { ...keyAnswer(created), key: created.key }
+        }),
       {
         user: true,
         body: ApiKeyInput,

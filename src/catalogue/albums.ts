@@ -2,7 +2,7 @@ import { Elysia } from 'elysia'
 import type { authGuard } from '../auth/guard.ts'
 import { anyCredential, publicAccess } from '../docs/security.ts'
 import { answerRead, preconditionOf } from '../http/conditional.ts'
-import type { idempotentCreates } from '../http/idempotency.ts'
+import type { IdempotentRequests } from '../http/idempotency.ts'
 import { recordJson, taggedResponse } from '../http/json.ts'
 import { keptQuery, Paginated, pageOf, paginator } from '../http/pagination.ts'
 import { reportOn } from '../http/rate-limit.ts'
@@ -29,7 +29,7 @@ export const albumRoutes = (
   catalogue: Catalogue,
   guard: ReturnType<typeof authGuard>,
   latestYear: number,
-  once: ReturnType<typeof idempotentCreates>,
+  once: IdempotentRequests['create'],
 ) => {
   const paginate = paginator()
   return new Elysia({ name: 'albums', prefix: '/api/v1/artists/:artistId/albums' })

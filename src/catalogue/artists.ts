@@ -2,7 +2,7 @@ import { Elysia } from 'elysia'
 import type { authGuard } from '../auth/guard.ts'
 import { anyCredential, publicAccess } from '../docs/security.ts'
 import { answerRead, noneMatchHits, preconditionOf } from '../http/conditional.ts'
-import type { idempotentCreates } from '../http/idempotency.ts'
+import type { IdempotentRequests } from '../http/idempotency.ts'
 import { recordJson, taggedResponse } from '../http/json.ts'
 import { keptQuery, PageQuery, Paginated, pageOf, paginator } from '../http/pagination.ts'
 import { deprecated, Problem } from '../http/problem.ts'
@@ -29,7 +29,7 @@ const readArtist = (request: Request, artist: Artist) => {
 export const artistRoutes = (
   catalogue: Catalogue,
   guard: ReturnType<typeof authGuard>,
-  once: ReturnType<typeof idempotentCreates>,
+  once: IdempotentRequests['create'],
 ) => {
   const paginate = paginator()
   const paginateHistory = paginator()

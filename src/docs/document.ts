@@ -98,7 +98,7 @@ export function buildDocument(routes: readonly DeclaredRoute[], schemas: Record<
       documentRequestBody(operation)
       documentResponses(operation, method)
       documentConditional(operation)
-      documentIdempotency(operation)
+      documentIdempotency(operation, method)
       documentHabits(operation)
     }
   referToComponents(paths, components.schemas)

@@ -24,6 +24,14 @@ const writeKinds: ProblemKind[] = [
   'unsupported-media-type',
 ]
 
+// What every POST may answer for its Idempotency-Key (src/http/idempotency.ts).
+const idempotencyKinds: ProblemKind[] = [
+  'idempotency-key-in-use',
+  'idempotency-key-reused',
+  'idempotency-keys-exhausted',
+  'idempotency-keys-full',
+]
+
 /** Whether an operation may answer with a problem of `kind`, among those of a status its route lists. */
 function mayAnswer(kind: ProblemKind, operation: Operation, write: boolean): boolean {
   switch (kind) {
@@ -41,6 +49,12 @@ function mayAnswer(kind: ProblemKind, operation: Operation, write: boolean): boo
       return operation.security === undefined || operation.security.length > 0
     // Added below for the login only.
     case 'account-disabled':
+      return false
+    // Added below for every POST, the requests that take an Idempotency-Key.
+    case 'idempotency-key-in-use':
+    case 'idempotency-key-reused':
+    case 'idempotency-keys-exhausted':
+    case 'idempotency-keys-full':
       return false
     // Answered before any route, by a --fixtures server only (src/fixtures/front.ts): the Fixtures tag tells of them.
     case 'namespace-limit':
@@ -62,6 +76,7 @@ function problemKinds(operation: Operation, method: string): Map<number, Set<Pro
   for (const status of Object.keys(operation.responses).map(Number))
     for (const kind of kindsByStatus.get(status) ?? []) if (mayAnswer(kind, operation, write)) add(kind)
   if (write) writeKinds.forEach(add)
+  if (method === 'post') idempotencyKinds.forEach(add)
   // Only a login (with the right password) learns that its account is disabled; its credentials just get 401.
   if (operation.operationId === 'loginUser') add('account-disabled')
   // Where credentials are asked for, an address with too many that failed is refused before its own is checked.

@@ -77,7 +77,7 @@ export const problemTypes = {
     status: 409,
     title: 'A request with this Idempotency-Key is still being processed',
     explanation:
-      'The first request sent with this `Idempotency-Key` (by the same account, to any replica) has not been answered yet. Nothing was done for this one. Wait for the seconds in `Retry-After` and send the very same request again: once the first is answered, you get its answer, marked `Idempotent-Replayed: true`. Should its server have stopped before the create was saved, nothing was made and the key is free again 60 seconds after the first request began; a create once saved is answered again at once, whatever happens to its server.',
+      'The first request sent with this `Idempotency-Key` (by the same account, or without credentials from the same client address, to any replica) has not been answered yet. Nothing was done for this one. Wait for the seconds in `Retry-After` and send the very same request again: once the first is answered, you get its answer, marked `Idempotent-Replayed: true`. Should its server have stopped before the request was done, the key is free again 60 seconds after the first request began; a create once saved is answered again at once, whatever happens to its server.',
   },
   'precondition-failed': {
     status: 412,
@@ -101,7 +101,7 @@ export const problemTypes = {
     status: 422,
     title: 'This Idempotency-Key was used for another request',
     explanation:
-      'An `Idempotency-Key` names one request: the same method, path and body, by the same account, for 24 hours. This one was sent before with another method, path or body, so it is not a retry of it, and nothing was done. Use a new key (a UUID, for example) for each new request, and the same key only to send that very request again.',
+      'An `Idempotency-Key` names one request: the same method, path and body, by the same account (or, without credentials, from the same client address), for 24 hours. This one was sent before with another method, path or body, so it is not a retry of it, and nothing was done. Use a new key (a UUID, for example) for each new request, and the same key only to send that very request again.',
   },
   'unsupported-media-type': {
     status: 415,
@@ -117,7 +117,7 @@ export const problemTypes = {
     status: 429,
     title: 'Too many Idempotency-Keys kept for this account',
     explanation:
-      'The server keeps the answers to requests sent with an `Idempotency-Key` for 24 hours, at most 1 MiB of them per account (its tokens and keys together; the service keys together). This account holds that much, so a request with a new key is refused and nothing was done; keys already used still get their answers. Send the request without an `Idempotency-Key`, or wait for the seconds in `Retry-After`, when the oldest kept answer expires.',
+      'The server keeps the answers to requests sent with an `Idempotency-Key` for 24 hours, at most 1 MiB of them per account (its tokens and keys together; the service keys together; requests without credentials, per client address). This account (or address) holds that much, so a request with a new key is refused and nothing was done; keys already used still get their answers. Send the request without an `Idempotency-Key`, or wait for the seconds in `Retry-After`, when the oldest kept answer expires.',
   },
   'namespace-limit': {
     status: 429,

@@ -1,5 +1,6 @@
 import { Elysia, t } from 'elysia'
 import type { authGuard } from '../auth/guard.ts'
+import type { IdempotentRequests } from '../http/idempotency.ts'
 import { PageQuery, pageAnswer, pageOf } from '../http/pagination.ts'
 import { SignupInput } from '../model/user.ts'
 import type { OperatorAccounts } from './accounts.ts'
@@ -20,7 +21,11 @@ const operator = { service: true, detail: { hide: true } } as const
  * `/__admin/users…`: what `rock-legends users` asks of a running server that owns its data file, so that the command
  * never writes the file behind the server's back. Every route needs a service key (a user's credentials get 403).
  */
-export const operatorAccountRoutes = (accounts: OperatorAccounts, guard: ReturnType<typeof authGuard>) =>
+export const operatorAccountRoutes = (
+  accounts: OperatorAccounts,
+  guard: ReturnType<typeof authGuard>,
+  keys: IdempotentRequests,
+) =>
   new Elysia({ name: 'operator-accounts', prefix: BASE })
     .use(guard)
     .get(
@@ -34,16 +39,31 @@ export const operatorAccountRoutes = (accounts: OperatorAccounts, guard: ReturnT
     )
     .post(
       '',
-      async ({ body, set }) => {
-        const user = await accounts.add(body)
-        set.status = 201
-        return user
-      },
+      ({ body, request, set }) =>
+        keys.run(request, set, { scope: 'service', body, sensitive: true }, async () => {
+          const user = await accounts.add(body)
+          set.status = 201
+          return user
+        }),
       { ...operator, body: SignupInput },
     )
-    .post('/disable', ({ body }) => accounts.setDisabled(body.email, true), { ...operator, body: EmailInput })
-    .post('/enable', ({ body }) => accounts.setDisabled(body.email, false), { ...operator, body: EmailInput })
-    .post('/reset-password', ({ body }) => accounts.resetPassword(body.email, body.password), {
-      ...operator,
-      body: PasswordResetInput,
-    })
+    .post(
+      '/disable',
+      ({ body, request, set }) =>
+        keys.run(request, set, { scope: 'service', body }, () => accounts.setDisabled(body.email, true)),
+      { ...operator, body: EmailInput },
+    )
+    .post(
+      '/enable',
+      ({ body, request, set }) =>
+        keys.run(request, set, { scope: 'service', body }, () => accounts.setDisabled(body.email, false)),
+      { ...operator, body: EmailInput },
+    )
+    .post(
+      '/reset-password',
+      ({ body, request, set }) =>
+        keys.run(request, set, { scope: 'service', body, sensitive: true }, () =>
+          accounts.resetPassword(body.email, body.password),
+        ),
+      { ...operator, body: PasswordResetInput },
+    )

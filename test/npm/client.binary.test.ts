@@ -103,6 +103,27 @@ describe('createClient', () => {
     expect((await api.albums.list(first.id)).meta.total).toBe(1)
   })
 
+  test('a sign-up, a login and a new key sent twice with one idempotencyKey are answered once', async () => {
+    const user = { name: 'Luca', email: 'luca@rock-legends.com', password: 'i-love-sumo' }
+    const signupKey = { idempotencyKey: crypto.randomUUID() }
+    const signedUp = await api.user.signup(user, signupKey)
+    expect(await api.user.signup(user, signupKey)).toEqual(signedUp)
+    const loginKey = { idempotencyKey: crypto.randomUUID() }
+    const session = await api.user.login({ email: user.email, password: user.password }, loginKey)
+    expect((await api.user.login({ email: user.email, password: user.password }, loginKey)).token).toBe(session.token)
+    const asUser = api.with({ token: session.token })
+    const keyKey = { idempotencyKey: crypto.randomUUID() }
+    const key = await asUser.user.apiKeys.create({ name: 'ci' }, keyKey)
+    expect((await asUser.user.apiKeys.create({ name: 'ci' }, keyKey)).key).toBe(key.key)
+    expect((await asUser.user.apiKeys.list()).meta.total).toBe(1)
+    // A key too short to guard a secret is refused, saying so.
+    const refused = await problemOf(
+      api.user.login({ email: user.email, password: user.password }, { idempotencyKey: 'k1' }),
+    )
+    expect(refused?.status).toBe(400)
+    await asUser.user.logout({ idempotencyKey: crypto.randomUUID() })
+  })
+
   test('accounts: sign up, log in, who am I, personal keys, log out', async () => {
     const user = await api.user.signup({ name: 'Carlos', email: 'carlos@rock-legends.com', password: 'i-love-rock' })
     const session = await api.user.login({ email: user.email, password: 'i-love-rock' })

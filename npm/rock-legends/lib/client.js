@@ -50,9 +50,9 @@ export function createClient(url, options = {}) {
     return text === '' ? undefined : JSON.parse(text)
   }
   const id = (value) => encodeURIComponent(String(value))
-  // A create sent again with the same key is answered once: the server replays the first answer (Idempotency-Key).
-  const keyed = (createOptions) =>
-    createOptions?.idempotencyKey === undefined ? undefined : { 'idempotency-key': createOptions.idempotencyKey }
+  // A POST sent again with the same key is done once: the server replays the first answer (Idempotency-Key).
+  const keyed = (postOptions) =>
+    postOptions?.idempotencyKey === undefined ? undefined : { 'idempotency-key': postOptions.idempotencyKey }
   return {
     url: base,
     with: (credentialOptions) =>
@@ -78,12 +78,12 @@ export function createClient(url, options = {}) {
       delete: (artistId, albumId) => call('DELETE', `/api/v1/artists/${id(artistId)}/albums/${id(albumId)}`),
     },
     user: {
-      signup: (user) => call('POST', '/api/v1/user/signup', user),
-      login: (credentials) => call('POST', '/api/v1/user/login', credentials),
+      signup: (user, postOptions) => call('POST', '/api/v1/user/signup', user, keyed(postOptions)),
+      login: (credentials, postOptions) => call('POST', '/api/v1/user/login', credentials, keyed(postOptions)),
       me: () => call('GET', '/api/v1/user/me'),
-      logout: () => call('POST', '/api/v1/user/logout'),
+      logout: (postOptions) => call('POST', '/api/v1/user/logout', undefined, keyed(postOptions)),
       apiKeys: {
-        create: (key) => call('POST', '/api/v1/user/api-keys', key),
+        create: (key, postOptions) => call('POST', '/api/v1/user/api-keys', key, keyed(postOptions)),
         list: (params) => call('GET', `/api/v1/user/api-keys${query(params)}`),
         get: (keyId) => call('GET', `/api/v1/user/api-keys/${id(keyId)}`),
         revoke: (keyId) => call('DELETE', `/api/v1/user/api-keys/${id(keyId)}`),

@@ -440,14 +440,18 @@ export interface ClientOptions {
 }
 
 /**
- * Options of a create. `idempotencyKey` makes it safe to send again: the same key (a new UUID per create, e.g.
+ * Options of a POST. `idempotencyKey` makes it safe to send again: the same key (a new UUID per request, e.g.
  * `crypto.randomUUID()`) with the same body, within 24 hours, gets the first answer again instead of a second record;
  * with another body it rejects with a 422 {@link ProblemError}, and while the first is still running with a 409 (try
- * again after its `Retry-After`).
+ * again after its `Retry-After`). Where the body holds a password or the answer a secret (sign-up, login, a new
+ * personal key) the key must be at least 22 characters: a UUID is 36.
  */
-export interface CreateOptions {
+export interface PostOptions {
   idempotencyKey?: string
 }
+
+/** The options of a create: {@link PostOptions}. */
+export type CreateOptions = PostOptions
 
 /** The client of a Rock Legends server: one method per operation of its `/openapi.json`. */
 export interface Client {
@@ -489,16 +493,16 @@ export interface Client {
   }
   user: {
     /** `POST /api/v1/user/signup` (password 8–1,024 characters). */
-    signup(user: { name: string; email: string; password: string }): Promise<User>
-    /** `POST /api/v1/user/login`: a bearer token. */
-    login(credentials: { email: string; password: string }): Promise<Session>
+    signup(user: { name: string; email: string; password: string }, options?: PostOptions): Promise<User>
+    /** `POST /api/v1/user/login`: a bearer token; once per `options.idempotencyKey` (the same token again). */
+    login(credentials: { email: string; password: string }, options?: PostOptions): Promise<Session>
     /** `GET /api/v1/user/me` (needs a user's token or personal key). */
     me(): Promise<User>
     /** `POST /api/v1/user/logout`: revokes the token this client sends. */
-    logout(): Promise<void>
+    logout(options?: PostOptions): Promise<void>
     apiKeys: {
-      /** `POST /api/v1/user/api-keys`. */
-      create(key: { name: string }): Promise<NewApiKey>
+      /** `POST /api/v1/user/api-keys`; once per `options.idempotencyKey` (the same key again). */
+      create(key: { name: string }, options?: PostOptions): Promise<NewApiKey>
       /** `GET /api/v1/user/api-keys`: a page of your keys that are not revoked, oldest first. */
       list(query?: Pick<ListQuery, 'limit' | 'offset'>): Promise<Page<ApiKey>>
       /** `GET /api/v1/user/api-keys/{id}`. */
