@@ -2,6 +2,7 @@ import { Elysia } from 'elysia'
 import type { authGuard } from '../auth/guard.ts'
 import { anyCredential, bearerToken, publicAccess } from '../docs/security.ts'
 import { jsonBody, SMALL_BODY_BYTES } from '../http/body.ts'
+import { conditionsWithoutTags } from '../http/conditional.ts'
 import { clientScope, type IdempotentRequests, scopeOf } from '../http/idempotency.ts'
 import { PageQuery, Paginated, pageAnswer, pageOf } from '../http/pagination.ts'
 import type { Clients } from '../http/proxies.ts'
@@ -35,14 +36,15 @@ const keyAnswer = ({ id, name, prefix, createdAt, lastUsedAt }: PersonalKey) => 
 })
 
 /** Account routes: sign-up, login, the caller's profile, logout, and personal API keys. */
-export const accountRoutes = (
+export function accountRoutes(
   accounts: Accounts,
   guard: ReturnType<typeof authGuard>,
   clients: Clients,
   keys: IdempotentRequests,
-) =>
-  new Elysia({ name: 'accounts', prefix: BASE })
-    .use(guard)
+) {
+  const routes = new Elysia({ name: 'accounts', prefix: BASE }).use(guard)
+  return routes
+    .onBeforeHandle(conditionsWithoutTags(() => routes.routes))
     .post(
       '/signup',
       ({ body, server, request, set }) => {
@@ -229,3 +231,4 @@ export const accountRoutes = (
         },
       },
     )
+}

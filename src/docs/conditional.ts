@@ -1,5 +1,6 @@
 import { CACHE_CONTROL } from '../http/conditional.ts'
-import type { Header, Operation, Parameter } from './shapes.ts'
+import { problemResponse } from './responses.ts'
+import type { Header, Operation, Parameter, Response } from './shapes.ts'
 
 /**
  * What each operation does with entity tags (src/http/conditional.ts): a read answers a strong (one record) or weak
@@ -78,10 +79,17 @@ const ifNoneMatchOnWrite = (what: string) =>
     TAG_EXAMPLE,
   )
 
-/** Adds the entity tags, `If-None-Match` and 304, and `If-Match` to the operations that have them (see `CONDITIONAL`). */
-export function documentConditional(operation: Operation): void {
+/**
+ * Adds the entity tags, `If-None-Match` and 304, and `If-Match` to the operations that have them (see `CONDITIONAL`),
+ * and to the others what RFC 9110 makes of those headers on a resource without tags (`conditionsWithoutTags`).
+ */
+export function documentConditional(operation: Operation, method: string): void {
   const conditional = CONDITIONAL[operation.operationId]
-  if (!conditional) return
+  // The deprecated delete answers 400 whatever is sent.
+  if (!conditional) {
+    if (!operation.deprecated) documentWithoutTags(operation, method)
+    return
+  }
   const { responses } = operation
   if (conditional.read) {
     const etag = conditional.read === 'strong' ? strongTag(`the ${whatOf(operation)}`) : weakTag
@@ -106,6 +114,19 @@ export function documentConditional(operation: Operation): void {
     ifMatch(what),
     ...(conditional.write ? [ifNoneMatchOnWrite(what)] : []),
   ]
+}
+
+/** The 412 (and, for a read, the 304) of `If-Match` and `If-None-Match: *` on a resource that has no `ETag`. */
+function documentWithoutTags(operation: Operation, method: string): void {
+  const refused = problemResponse(['precondition-failed'])
+  refused.description =
+    'This resource has no `ETag`: `If-Match` holds only as `*` where the resource exists, and `If-None-Match: *` fails where it does. Nothing was done.'
+  // No current tag to send.
+  delete refused.headers
+  const added: Record<string, Response> = { 412: refused }
+  if (method === 'get')
+    added[304] = { description: '`If-None-Match: *`, and the resource exists (it has no `ETag`). No body.' }
+  operation.responses = sorted({ ...operation.responses, ...added })
 }
 
 /** What an operation's answer is, for the tags' descriptions. */

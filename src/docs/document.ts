@@ -97,7 +97,7 @@ export function buildDocument(routes: readonly DeclaredRoute[], schemas: Record<
       if (operation.parameters) operation.parameters = operation.parameters.map(documentParameter)
       documentRequestBody(operation)
       documentResponses(operation, method)
-      documentConditional(operation)
+      documentConditional(operation, method)
       documentIdempotency(operation, method)
       documentHabits(operation)
     }

@@ -1,7 +1,7 @@
 import { Elysia, type InternalRoute, t } from 'elysia'
 import { ByteCache } from '../cache/byte-cache.ts'
 import { compress, encodedHeaders, negotiate, PER_REQUEST } from '../http/compression.ts'
-import { CACHE_CONTROL, noneMatchHits, refuseUnmatched } from '../http/conditional.ts'
+import { CACHE_CONTROL, conditionsWithoutTags, noneMatchHits, refuseUnmatched } from '../http/conditional.ts'
 import { assetResponse } from '../http/embedded-assets.ts'
 import type { Clients } from '../http/proxies.ts'
 import { SECURITY_HEADERS } from '../http/security-headers.ts'
@@ -89,6 +89,8 @@ export function apiDocumentation(clients: Clients, trustsProxies: boolean) {
     return coding ? `"${hash}-${coding}"` : `"${hash}"`
   }
 
+  // The page and its assets have no ETag (the document has its own).
+  const untagged = conditionsWithoutTags(() => routes.routes)
   const routes = new Elysia({ name: 'docs' })
     .get(
       '/openapi.json',
@@ -115,7 +117,7 @@ export function apiDocumentation(clients: Clients, trustsProxies: boolean) {
       },
       hidden,
     )
-    .get('/docs', docsPage, hidden)
+    .get('/docs', docsPage, { ...hidden, beforeHandle: untagged })
     .get(
       '/docs/assets/:file',
       ({ params: { file }, request }) => {
@@ -123,9 +125,8 @@ export function apiDocumentation(clients: Clients, trustsProxies: boolean) {
         if (!asset) throw new NotFoundError(`There is no documentation asset ${file}.`)
         return assetResponse(request, asset)
       },
-      { params: t.Object({ file: t.String() }), ...hidden },
+      { params: t.Object({ file: t.String() }), ...hidden, beforeHandle: untagged },
     )
-
   return {
     routes,
     /** Keeps the routes of `app` as declared, for the document, and returns it: call it before `app` answers. */

@@ -89,7 +89,7 @@ const header = (description: string, schema: Schema, required = true): Header =>
 
 const lowerFirst = (text: string) => (text[0] ?? '').toLowerCase() + text.slice(1)
 
-function problemResponse(kinds: ProblemKind[]): Response {
+export function problemResponse(kinds: ProblemKind[]): Response {
   const response: Response = {
     description: kinds
       .map((kind, index) => {

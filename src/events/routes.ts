@@ -10,6 +10,7 @@
 import type { Server } from 'bun'
 import { Elysia } from 'elysia'
 import { publicAccess } from '../docs/security.ts'
+import { conditionsWithoutTags } from '../http/conditional.ts'
 import { Problem } from '../http/problem.ts'
 import type { Clients } from '../http/proxies.ts'
 import { SECURITY_HEADERS } from '../http/security-headers.ts'
@@ -41,7 +42,8 @@ const STREAM_HEADERS = {
  */
 export function eventRoutes(changes: Changes, clients: Clients, limits: EventStreamLimits = EVENT_STREAM_LIMITS) {
   const counts = new OpenStreams(limits.heartbeatMs)
-  return new Elysia({ name: 'events' }).get(
+  const routes = new Elysia({ name: 'events' })
+  return routes.onBeforeHandle(conditionsWithoutTags(() => routes.routes)).get(
     '/api/v1/events',
     async ({ request, server }) => {
       const client = clients.key(server, request)

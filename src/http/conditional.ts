@@ -5,6 +5,7 @@
  * per encoded page (src/http/pagination.ts).
  */
 import type { Precondition } from '../store/entity-tag.ts'
+import { allowedMethods } from './allowed-methods.ts'
 import { Problem } from './problem.ts'
 import { SECURITY_HEADERS } from './security-headers.ts'
 
@@ -110,6 +111,41 @@ export function refuseUnmatched(request: Request, etag: string): void {
       {},
       { etag },
     )
+}
+
+/**
+ * RFC 9110's conditions (13.1.1, 13.1.2) on the resources that have no entity tag: an account's, the operator's and
+ * the fixtures' controls, health checks, the event stream, the pages. No tag can match one, so `If-Match` holds only
+ * as `*`, and only where the resource has a current representation (its path answers GET); `If-None-Match` fails only
+ * as `*` where it has one: 304 for a read, 412 otherwise. The `beforeHandle` hook of a group of such routes (`routes`,
+ * the group's), so it runs after their credentials and validation (a 401, 403 or 400 comes first, as 13.2.1 asks)
+ * and before the method is performed.
+ *
+ * @example
+ * const group = new Elysia().onBeforeHandle(conditionsWithoutTags(() => group.routes)).get('/livez', live)
+ */
+export function conditionsWithoutTags(routes: () => readonly { method: string; path: string }[]) {
+  const allowed = allowedMethods(routes)
+  return ({ request }: { request: Request }): Response | undefined => {
+    const ifMatch = request.headers.get('if-match')
+    const ifNoneMatch = request.headers.get('if-none-match')
+    if (ifMatch === null && ifNoneMatch === null) return undefined
+    const current = allowed(new URL(request.url).pathname).includes('GET')
+    if (ifMatch !== null && !(current && parseTags(ifMatch) === '*'))
+      throw new Problem(
+        'precondition-failed',
+        current
+          ? 'This resource has no versions (no ETag), so If-Match can only hold as *. Send the request without If-Match.'
+          : 'This resource has no representation to match, so If-Match never holds here. Send the request without it.',
+      )
+    if (ifNoneMatch === null || !current || parseTags(ifNoneMatch) !== '*') return undefined
+    if (request.method === 'GET' || request.method === 'HEAD')
+      return new Response(null, { status: 304, headers: { ...SECURITY_HEADERS } })
+    throw new Problem(
+      'precondition-failed',
+      'If-None-Match: * asks that this resource have no current representation, and it has one: nothing was done.',
+    )
+  }
 }
 
 // The first 132 bits of SHA-256, in base64url, as the records' tags.

@@ -1,5 +1,6 @@
 import { Elysia, t } from 'elysia'
 import type { Store } from '../store/store.ts'
+import { conditionsWithoutTags } from './conditional.ts'
 
 const Ok = t.Object({ status: t.Literal('ok') })
 const ok = { status: 'ok' as const }
@@ -20,7 +21,9 @@ export function healthRoutes(store: Pick<Store, 'check'>) {
     return ok
   }
   const hidden = { response: Ok, detail: { hide: true } }
-  return new Elysia({ name: 'health' })
+  const routes = new Elysia({ name: 'health' })
+  return routes
+    .onBeforeHandle(conditionsWithoutTags(() => routes.routes))
     .get('/livez', () => ok, hidden)
     .get('/readyz', ready, hidden)
     .get('/healthz', ready, hidden)

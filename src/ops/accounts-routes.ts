@@ -1,5 +1,6 @@
 import { Elysia, t } from 'elysia'
 import type { authGuard } from '../auth/guard.ts'
+import { conditionsWithoutTags } from '../http/conditional.ts'
 import type { IdempotentRequests } from '../http/idempotency.ts'
 import { PageQuery, pageAnswer, pageOf } from '../http/pagination.ts'
 import { SignupInput } from '../model/user.ts'
@@ -21,13 +22,14 @@ const operator = { service: true, detail: { hide: true } } as const
  * `/__admin/users…`: what `rock-legends users` asks of a running server that owns its data file, so that the command
  * never writes the file behind the server's back. Every route needs a service key (a user's credentials get 403).
  */
-export const operatorAccountRoutes = (
+export function operatorAccountRoutes(
   accounts: OperatorAccounts,
   guard: ReturnType<typeof authGuard>,
   keys: IdempotentRequests,
-) =>
-  new Elysia({ name: 'operator-accounts', prefix: BASE })
-    .use(guard)
+) {
+  const routes = new Elysia({ name: 'operator-accounts', prefix: BASE }).use(guard)
+  return routes
+    .onBeforeHandle(conditionsWithoutTags(() => routes.routes))
     .get(
       '',
       async ({ query, set }) => {
@@ -67,3 +69,4 @@ export const operatorAccountRoutes = (
         ),
       { ...operator, body: PasswordResetInput },
     )
+}

@@ -1,5 +1,6 @@
 import { Elysia } from 'elysia'
 import type { authGuard } from '../auth/guard.ts'
+import { conditionsWithoutTags } from '../http/conditional.ts'
 import { Problem } from '../http/problem.ts'
 import type { StoreKind } from '../ops/backup-format.ts'
 import { onlineBackup } from '../ops/online-backup.ts'
@@ -14,7 +15,8 @@ const encoder = new TextEncoder()
  */
 export function backupRoutes(store: Store, kind: StoreKind, guard: ReturnType<typeof authGuard>) {
   let busy = false
-  return new Elysia({ name: 'admin-backup' }).use(guard).get(
+  const routes = new Elysia({ name: 'admin-backup' }).use(guard)
+  return routes.onBeforeHandle(conditionsWithoutTags(() => routes.routes)).get(
     '/__admin/backup',
     async () => {
       if (busy) throw new Problem('conflict', 'A backup is being taken: wait for it to finish, then ask again.')

@@ -1,4 +1,5 @@
 import { Elysia, t } from 'elysia'
+import { conditionsWithoutTags } from '../http/conditional.ts'
 import { type ProblemKind, type ProblemType, problemTypes } from '../http/problem-types.ts'
 import { SECURITY_HEADERS } from '../http/security-headers.ts'
 import { sizedResponse } from '../http/sized-response.ts'
@@ -42,8 +43,9 @@ function problemPage(kind: ProblemKind, type: ProblemType, here: string, ui: boo
  * `GET /problems/{type}`: what a problem `type` means and what to do, as an HTML page for a browser and as plain text
  * for anything else (`curl`), chosen by the `Accept` header. An unknown type is a 404 problem.
  */
-export const problemRoutes = (ui: boolean) =>
-  new Elysia().get(
+export const problemRoutes = (ui: boolean) => {
+  const routes = new Elysia()
+  return routes.onBeforeHandle(conditionsWithoutTags(() => routes.routes)).get(
     '/problems/:kind',
     ({ params: { kind }, request }) => {
       // Own keys only: `constructor` and `__proto__` are keys of every object, not problem types.
@@ -57,3 +59,4 @@ export const problemRoutes = (ui: boolean) =>
     },
     { params: t.Object({ kind: t.String() }), detail: { hide: true } },
   )
+}

@@ -1,6 +1,7 @@
 import { Elysia, t } from 'elysia'
 import type { Catalogue } from '../catalogue/service.ts'
 import { compressAnswer } from '../http/compression.ts'
+import { conditionsWithoutTags } from '../http/conditional.ts'
 import { assetResponse } from '../http/embedded-assets.ts'
 import { SECURITY_HEADERS } from '../http/security-headers.ts'
 import { sizedResponse } from '../http/sized-response.ts'
@@ -40,7 +41,9 @@ const indexJson = JSON.stringify(API_INDEX)
  * is a JSON index of the API instead, and only the favicon, assets and problem explanations remain.
  */
 export function webRoutes({ catalogue, ui, signup, latestYear }: WebOptions) {
-  const common = new Elysia()
+  const group = new Elysia()
+  const common = group
+    .onBeforeHandle(conditionsWithoutTags(() => group.routes))
     .use(problemRoutes(ui))
     .get(FAVICON, faviconResponse, hidden)
     .get('/favicon.ico', faviconResponse, hidden)
