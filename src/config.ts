@@ -95,7 +95,7 @@ export function parseArgs(argv: readonly string[], env: Environment = {}): Invoc
   if (line.flagged('help')) return { action: 'help' }
   if (line.flagged('version')) return { action: 'version' }
   const data = line.value('data') ?? ''
-  for (const key of ['dbPool', 'dbWaitMs'] as const)
+  for (const key of ['dbPool', 'dbWaitMs', 'dataDirect'] as const)
     if (line.flagged(key) && !isDatabaseUrl(data))
       throw new UsageError(
         `--${SERVER_OPTIONS[key].flag} applies to a database only: --data postgres://user@host/database`,

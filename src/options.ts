@@ -154,6 +154,20 @@ export const SERVER_OPTIONS = {
     commands: { serve: 'env' },
   }),
   /**
+   * A direct URL of the same database, when `--data` is a connection pooler's (PgBouncer, Supavisor, RDS Proxy): the
+   * change feed LISTENs there, which a pooler in transaction mode cannot carry, and named prepared statements are off
+   * over `--data` (unless its `prepare` parameter says otherwise). None by default.
+   */
+  dataDirect: declare({
+    flag: 'data-direct',
+    env: 'ROCK_LEGENDS_DATA_DIRECT',
+    value: 'postgres://…',
+    kind: text('name a postgres:// URL'),
+    unset: 'none',
+    help: 'a direct URL of the database when --data is a connection pooler: the change feed LISTENs there',
+    commands: { serve: 'env' },
+  }),
+  /**
    * `true` for the built-in catalogue, a path for a catalogue file of the same format, `false` (the default) for
    * none; only a store never written to is seeded.
    */
@@ -546,6 +560,8 @@ export const EMBEDDED_DEFAULTS: Readonly<Config & Required<Pick<ServerOptions, B
 
 /** What is wrong with a combination of server options that each read well alone, or undefined. */
 export function conflictIn(options: ServerOptions): string | undefined {
+  if (options.dataDirect !== undefined && !isDatabaseUrl(options.dataDirect))
+    return '--data-direct names a database: postgres://user@host/database'
   if (options.fixtures && isDatabaseUrl(options.data ?? ''))
     return '--fixtures keeps its namespaces in memory: use it over a data file or :memory:, not a database'
   if (options.takeover && (options.data === undefined || options.data === IN_MEMORY || isDatabaseUrl(options.data)))

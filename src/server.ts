@@ -169,7 +169,7 @@ async function serveOver(
   const { host = defaults.host, data = defaults.data, seed = defaults.seed, apiKeys = defaults.apiKeys } = options
   // As with the npm package, a server has a service key for its handle (`apiKey`, `namespace()`): made if none given.
   const serviceKeys = apiKeys.length > 0 ? apiKeys : [fixtureKey()]
-  const { fixtures = defaults.fixtures, compactAfterBytes, dbPool, dbWaitMs } = options
+  const { fixtures = defaults.fixtures, compactAfterBytes, dbPool, dbWaitMs, dataDirect } = options
   const allowReset = fixtures || options.allowReset === true
   if (data !== IN_MEMORY && !isDatabaseUrl(data) && options.allowNewData !== true) {
     // A lost data file must not come back empty, seeded or not, while the backups of the real one rotate away.
@@ -185,7 +185,13 @@ async function serveOver(
       at,
       bytes,
     })
-  const store = await openStore(data, { compactAfterBytes, pool: dbPool, waitMs: dbWaitMs, tornLine })
+  const store = await openStore(data, {
+    compactAfterBytes,
+    pool: dbPool,
+    waitMs: dbWaitMs,
+    direct: dataDirect,
+    tornLine,
+  })
   // With or without --metrics, the log says when the store stops serving (a database away, a disk that refuses the
   // journal) and when it is back: one line each, however many requests are refused meanwhile.
   store.availability?.watch({

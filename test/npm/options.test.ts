@@ -90,6 +90,7 @@ const NOT_DEFAULT: Record<string, unknown> = {
   data: 'db.json',
   dbPool: 3,
   dbWaitMs: 2500,
+  dataDirect: 'postgres://rl@db.internal/catalogue',
   seed: true,
   allowNewData: true,
   takeover: true,

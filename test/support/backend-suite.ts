@@ -2,9 +2,11 @@
  * `bun run test:sql`: the in-process contract suite once more, over the SQL store (see backends.ts): the same test
  * files, each `testApp()` over a fresh database of the harness's own PostgreSQL. `bun run test` (test/support/run.ts)
  * runs it beside the main run. Without PostgreSQL on the machine it says so and skips, except under `CI=true`, where
- * it fails.
+ * it fails. With `ROCK_LEGENDS_TEST_POOLER=session` or `transaction`, through PgBouncer in that mode (backends.ts);
+ * `.ci/run` runs it so in both, and needs Debian's `pgbouncer` for that.
  */
 import bunfig from '../../bunfig.toml'
+import { pgbouncerAvailable } from './pgbouncer.ts'
 import { postgresAvailable } from './postgres.ts'
 
 /**
@@ -43,7 +45,7 @@ export const overPostgres = (env: Record<string, string | undefined>) => ({
  * then (1 under `CI=true`, where it must run; 0 elsewhere); undefined when it can.
  */
 export function withoutPostgres(): number | undefined {
-  const why = postgresAvailable()
+  const why = postgresAvailable() ?? (process.env.ROCK_LEGENDS_TEST_POOLER ? pgbouncerAvailable() : undefined)
   if (!why) return undefined
   if (process.env.CI === 'true') {
     console.error(`the contract suite must run over PostgreSQL in CI, but ${why}`)

@@ -3,13 +3,16 @@
  * {@link testStore}: the in-memory document store by default, or with `ROCK_LEGENDS_TEST_BACKEND=postgres` a SQL
  * store over a fresh database of the harness's own PostgreSQL (test/support/postgres.ts). The same test files run
  * over each backend (`bun run test` runs the contract suite a second time that way, see package.json): one set of
- * tests, never a copy.
+ * tests, never a copy. With `ROCK_LEGENDS_TEST_POOLER=session` or `transaction` as well, the SQL stores reach that
+ * PostgreSQL through a PgBouncer of this process in that pooling mode (test/support/pgbouncer.ts), as a replica over a
+ * managed PostgreSQL does: in transaction mode with `?prepare=false` and no direct URL, so the change feed polls.
  */
 import { onTestFinished } from 'bun:test'
 import { openMemoryStore } from '../../src/store/document/memory.ts'
 import type { Store } from '../../src/store/store.ts'
 import { deferredLimiter } from './deferred-limiter.ts'
-import { STORE_POOL, testPostgres } from './postgres.ts'
+import { type PoolMode, startPgbouncer, type TestPgbouncer } from './pgbouncer.ts'
+import { STORE_POOL, type TestPostgres, testPostgres } from './postgres.ts'
 
 /** The backends the contract suite runs over. */
 export type Backend = 'memory' | 'postgres'
@@ -20,6 +23,27 @@ export function testBackend(): Backend {
   if (name !== 'memory' && name !== 'postgres')
     throw new Error(`ROCK_LEGENDS_TEST_BACKEND must be memory or postgres, not "${name}"`)
   return name
+}
+
+/** The pooler the SQL stores go through: `ROCK_LEGENDS_TEST_POOLER`, none by default. */
+export function testPooler(): PoolMode | undefined {
+  const mode = process.env.ROCK_LEGENDS_TEST_POOLER
+  if (mode === undefined || mode === '') return undefined
+  if (mode !== 'session' && mode !== 'transaction')
+    throw new Error(`ROCK_LEGENDS_TEST_POOLER must be session or transaction, not "${mode}"`)
+  return mode
+}
+
+/** This process's PgBouncer in front of `server`, started on first use. */
+let bouncer: Promise<TestPgbouncer> | undefined
+
+/** The URL a SQL store of the contract suite opens `database` at: directly, or through the run's pooler. */
+async function storeUrl(server: TestPostgres, database: string): Promise<string> {
+  const mode = testPooler()
+  if (!mode) return server.url(database)
+  bouncer ??= startPgbouncer(server, mode)
+  const url = (await bouncer).url(database)
+  return mode === 'transaction' ? `${url}?prepare=false` : url
 }
 
 /**
@@ -109,8 +133,9 @@ export function testStore(): Store {
     const { openSqlStore } = await import('../../src/store/sql/sql-store.ts')
     const server = await postgres
     const name = await database
+    const url = await storeUrl(server, name)
     // Over the pool this process keeps for that database: the next test's store there uses the same connections.
-    return openSqlStore(server.url(name), { ...STORE_POOL, over: await server.storePool(name) })
+    return openSqlStore(url, { ...STORE_POOL, over: await server.storePool(name, url) })
   })()
   // A store opened by a test is closed once that test has finished (a test's app lives as long as the test wants it).
   // Each store also reads the changes of other replicas every second: left open, the stores of finished tests would

@@ -152,9 +152,9 @@ export interface TestPostgres {
    * A pool to `database` as a store of the contract suite opens it ({@link STORE_POOL}), kept open for
    * every store opened `over` it, with its connection that LISTENs: Bun.SQL opens each connection of a pool at once
    * (and one more to LISTEN), and a connection costs the server a process of its own, which a store per test paid three
-   * times.
+   * times. `url`: where to reach it, when not directly (through a pooler); its first call's is kept.
    */
-  storePool(database: string): Promise<SQL>
+  storePool(database: string, url?: string): Promise<SQL>
   /**
    * Stops the server: fast (`-m fast`) or as a crash (`immediate`). Only a server of {@link ownPostgres}: the run's
    * shared server refuses, since other workers' tests are using it.
@@ -376,14 +376,15 @@ async function use(location: ServerLocation, owned: boolean): Promise<TestPostgr
       await sql.unsafe(EMPTY_DATABASE)
       reusable.push(database)
     },
-    storePool(database) {
+    storePool(database, through = url(database)) {
       let pool = storePools.get(database)
       if (!pool) {
         pool = import('../../src/store/sql/sql-store.ts').then(async ({ connectStorePool }) => {
-          const sql = await connectStorePool(url(database), STORE_POOL)
+          const sql = await connectStorePool(through, STORE_POOL)
           // Bun.SQL LISTENs on a connection of its own, closed with the pool's last subscription: one kept here keeps
-          // it open for the stores' own, which would otherwise start a server process per test.
-          await sql.listen('rl_test_kept', () => {})
+          // it open for the stores' own, which would otherwise start a server process per test. Not through a pooler
+          // in transaction mode (`prepare=false`), where the stores do not LISTEN.
+          if (!through.includes('prepare=false')) await sql.listen('rl_test_kept', () => {})
           return sql
         })
         storePools.set(database, pool)

@@ -17,6 +17,12 @@ export interface ServerOptions {
   /** How long to wait at start for a database that cannot be reached, in milliseconds; 10 seconds. */
   dbWaitMs?: number
   /**
+   * A direct URL of the same database, when `--data` is a connection pooler's (PgBouncer, Supavisor, RDS Proxy): the
+   * change feed LISTENs there, which a pooler in transaction mode cannot carry, and named prepared statements are off
+   * over `--data` (unless its `prepare` parameter says otherwise). None by default.
+   */
+  dataDirect?: string
+  /**
    * `true` for the built-in catalogue, a path for a catalogue file of the same format, `false` (the default) for
    * none; only a store never written to is seeded.
    */

@@ -11,6 +11,7 @@ export const OPTIONS = [
   { key: 'data', flag: '--data', form: 'value', embedded: ':memory:' },
   { key: 'dbPool', flag: '--db-pool', form: 'value' },
   { key: 'dbWaitMs', flag: '--db-wait', form: 'ms' },
+  { key: 'dataDirect', flag: '--data-direct', form: 'value' },
   { key: 'seed', flag: '--seed', form: 'seed' },
   { key: 'allowNewData', flag: '--allow-new-data', form: 'on' },
   { key: 'takeover', flag: '--takeover', form: 'on' },

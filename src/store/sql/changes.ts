@@ -12,7 +12,10 @@
  * The wake-up. After its own writes a replica reads at once (when a stream of its own listens), and tells the others
  * with a NOTIFY sent after the commit (never inside a write's transaction, where PostgreSQL would make every notifying
  * commit take turns on one lock), in a transaction of its own that does not wait for a WAL flush; they LISTEN and
- * read. A read every `pollMs` covers a notification lost while a listening connection reconnected.
+ * read. A read every `pollMs` covers a notification lost while a listening connection reconnected. Through a connection
+ * pooler in transaction mode a LISTEN is lost (the pooler hands its server connection to the next transaction): the
+ * replica LISTENs on the direct URL given beside the pooled one (`--data-direct`), or, given none, does not LISTEN
+ * and reads every {@link UNHEARD_POLL_MS} instead: another replica's change reaches its streams within that.
  * Nothing any write locks is shared with another write: ids come from a sequence, rows are new.
  */
 import type { SQL } from 'bun'
@@ -36,6 +39,9 @@ const CHANNEL = 'rl_events'
 
 /** Rows read in one statement at most; a longer backlog is read in several. */
 const BATCH = 500
+
+/** How often a replica that cannot LISTEN reads the changes: the longest another replica's change waits for it. */
+export const UNHEARD_POLL_MS = 250
 
 /**
  * How long after another replica's last wake-up this replica counts it as writing (`othersWriting`): a replica under
@@ -133,7 +139,12 @@ export interface SqlChangesOptions {
    * it never waits for a change, and a connection of the database's is one process on its server.
    */
   follow?: boolean
-  /** The longest a change waits to be read when no wake-up comes; 1 second. */
+  /**
+   * Where to LISTEN for the other replicas' wake-ups: the feed's own pool by default, another pool (of the direct URL),
+   * or `null`: nowhere (through a pooler in transaction mode), reading every `pollMs` instead.
+   */
+  listen?: SQL | null
+  /** The longest a change waits to be read when no wake-up comes; 1 second, {@link UNHEARD_POLL_MS} without LISTEN. */
   pollMs?: number
   /** How often a replica prunes the table to the window; 1 minute. */
   pruneMs?: number
@@ -208,15 +219,17 @@ export class SqlChanges implements Changes {
   }
 
   private follow(): void {
-    const { pollMs = 1000, pruneMs = 60_000 } = this.options
+    const { listen = this.sql, pruneMs = 60_000 } = this.options
+    const { pollMs = listen ? 1000 : UNHEARD_POLL_MS } = this.options
     const poll = setInterval(() => this.poke(), pollMs)
     const prune = setInterval(() => this.prune().catch(this.report), pruneMs)
     for (const timer of [poll, prune]) {
       timer.unref?.()
       this.timers.push(timer)
     }
-    // Without LISTEN (a database that has none) the feed still works, at the pace of `pollMs`.
-    this.sql
+    // Without LISTEN (a database that has none, a pooler in transaction mode) the feed still works, at `pollMs`.
+    if (!listen) return
+    listen
       .listen(CHANNEL, (payload) => {
         // A build before this one sends an empty payload: another replica all the same.
         if (payload !== this.replica) this.othersWroteAt = performance.now()

@@ -76,6 +76,18 @@ export function causeOf(error: unknown): string {
   return (code && Object.hasOwn(CAUSES, code) ? CAUSES[code] : undefined) ?? message ?? String(error)
 }
 
+/**
+ * Whether to prepare named statements over the database URL `url`: what its `prepare` parameter says (`?prepare=false`,
+ * Bun.SQL's own, for a connection pooler in transaction mode), else not when a direct URL is given beside it (`direct`,
+ * `--data-direct`: then `url` is a pooler's, most often in transaction mode), else yes.
+ */
+export function preparesStatements(url: string, direct?: string): boolean {
+  const query = partsOf(url)?.query
+  const said = new URLSearchParams(query?.slice(1) ?? '').get('prepare')
+  if (said !== null) return !/^(?:false|0|no|off)$/i.test(said)
+  return direct === undefined
+}
+
 /** How {@link connectSql} connects. */
 export interface ConnectOptions {
   /** Connections in the pool (`--db-pool`). */
@@ -86,8 +98,11 @@ export interface ConnectOptions {
   retryMs?: number
   /** How long one connection attempt may take, in milliseconds (whole seconds for Bun.SQL); `waitMs` by default. */
   connectTimeoutMs?: number
-  /** Settings sent as each connection opens (`statement_timeout`, …): every connection of the pool gets them. */
-  settings?: Record<string, string | number | boolean>
+  /**
+   * Whether statements are prepared under names that live as long as the connection: not through a pooler in
+   * transaction mode, which hands the next statement to another server connection ({@link preparesStatements}).
+   */
+  prepare?: boolean
   /** Close a pooled connection idle for this long, in milliseconds (whole seconds for Bun.SQL); never by default. */
   idleTimeoutMs?: number
 }
@@ -100,7 +115,7 @@ export interface ConnectOptions {
  * (`postgres://user@/db?host=/run/postgresql`) and TLS (`?sslmode=require`) are Bun.SQL's own.
  */
 export async function connectSql(url: string, options: ConnectOptions = {}) {
-  const { pool = 10, waitMs = 10_000, retryMs = 250, connectTimeoutMs = waitMs, settings, idleTimeoutMs } = options
+  const { pool = 10, waitMs = 10_000, retryMs = 250, connectTimeoutMs = waitMs, prepare, idleTimeoutMs } = options
   const started = Date.now()
   const deadline = started + waitMs
   for (let attempt = 1; ; attempt++) {
@@ -113,7 +128,7 @@ export async function connectSql(url: string, options: ConnectOptions = {}) {
         url,
         max: pool,
         connectionTimeout: Math.max(1, Math.ceil(connectTimeoutMs / 1000)),
-        ...(settings && { connection: settings }),
+        ...(prepare !== undefined && { prepare }),
         ...(idleTimeoutMs !== undefined && { idleTimeout: Math.max(1, Math.ceil(idleTimeoutMs / 1000)) }),
       })
       await sql`SELECT 1`

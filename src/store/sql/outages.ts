@@ -2,14 +2,15 @@ import { DatabaseUnavailableError } from '../store.ts'
 import { causeOf } from './connect.ts'
 import { sqlState } from './retry.ts'
 
-// Bun.SQL's own codes for a connection that failed, closed or timed out (no SQLSTATE: the server never answered).
+// Bun.SQL's own codes for a connection that failed, closed or timed out (no SQLSTATE: the server never answered), or a
+// statement cancelled past its time before the server ran it (limits.ts).
 const LOST =
-  /^ERR_POSTGRES_(?:CONNECTION_|IDLE_TIMEOUT|LIFETIME_TIMEOUT|TLS_)|^E(?:CONNREFUSED|CONNRESET|PIPE|TIMEDOUT|NOENT|HOSTUNREACH|NETUNREACH)$/
+  /^ERR_POSTGRES_(?:CONNECTION_|IDLE_TIMEOUT|LIFETIME_TIMEOUT|TLS_|QUERY_CANCELLED)|^E(?:CONNREFUSED|CONNRESET|PIPE|TIMEDOUT|NOENT|HOSTUNREACH|NETUNREACH)$/
 
 /**
  * Whether `error` says the database could not be reached or did not answer in time, rather than refused the
  * statement: the connection failed or was lost (class 08, Bun's connection codes), the server is shutting down or
- * starting (57P01–57P03), it ran out of resources (53), a statement ran past `statement_timeout` (57014), or
+ * starting (57P01–57P03), it ran out of resources (53), a statement ran past its time limit (57014), or
  * CockroachDB cannot tell whether a statement completed (40003).
  */
 export function isUnavailable(error: unknown): boolean {

@@ -18,13 +18,14 @@ const ATTEMPTS = 8
 /**
  * Runs `work` in a transaction, again with a growing, jittered pause whenever the database aborts it as a
  * serialization failure: CockroachDB does that under contention by design, PostgreSQL under SERIALIZABLE. `work`
- * must do nothing outside the transaction that cannot be repeated.
+ * must do nothing outside the transaction that cannot be repeated. `options` go into the `BEGIN` (an isolation level).
  *
  * @example
  * const [user] = await inTransaction(sql, (tx) => tx`UPDATE rl_users SET disabled_at = ${at} WHERE id = ${id} RETURNING *`)
  */
-export function inTransaction<T>(sql: SQL, work: (tx: SQL) => Promise<T>): Promise<T> {
-  return retried(async () => (await sql.begin((tx) => work(tx as unknown as SQL))) as T)
+export function inTransaction<T>(sql: SQL, work: (tx: SQL) => Promise<T>, options?: string): Promise<T> {
+  const run = (tx: unknown) => work(tx as SQL)
+  return retried(async () => (await (options === undefined ? sql.begin(run) : sql.begin(options, run))) as T)
 }
 
 /**

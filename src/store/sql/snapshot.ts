@@ -66,9 +66,14 @@ async function dump(tx: SQL): Promise<StoreDocument> {
   }
 }
 
-/** Everything stored now, in `tx`, which this makes REPEATABLE READ: its first statement must be this one's. */
+/**
+ * How a transaction of {@link dumpConsistent} begins (`sql.begin`'s options): in the `BEGIN` itself, since a transaction
+ * sets its time limits in its first statement (limits.ts), after which its isolation level can no longer change.
+ */
+export const REPEATABLE_READ = 'isolation level repeatable read'
+
+/** Everything stored now, in `tx`, a transaction begun {@link REPEATABLE_READ}: one consistent view. */
 export async function dumpConsistent(tx: SQL): Promise<StoreDocument> {
-  await tx`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ`
   return dump(tx)
 }
 

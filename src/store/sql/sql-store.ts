@@ -32,7 +32,7 @@ import {
   type UserChanges,
 } from '../store.ts'
 import { recordChanges, SqlChanges, type SqlChangesOptions } from './changes.ts'
-import { causeOf, connectSql, describeTarget } from './connect.ts'
+import { causeOf, connectSql, describeTarget, preparesStatements } from './connect.ts'
 import {
   insertCredential,
   purgeCredentials,
@@ -43,6 +43,7 @@ import {
 import { listHistory, replaceHistory } from './history.ts'
 import { sqlIdempotency } from './idempotency.ts'
 import { SqlLimiter, SqlRecents } from './limiter.ts'
+import { bounded } from './limits.ts'
 import { listAlbums, listArtists } from './lists.ts'
 import { isEmpty, loadCatalogue } from './load.ts'
 import { migrate } from './migrate.ts'
@@ -51,7 +52,7 @@ import { PageCache } from './page-cache.ts'
 import { fetchAlbums, fetchArtists, fetchCredentials, fetchUsers, fetchVersions, ReadBatcher } from './reads.ts'
 import { inTransaction, retried, sqlState } from './retry.ts'
 import { albumOf, albumRow, artistOf, artistRow, credentialOf, userOf, userRow } from './rows.ts'
-import { commitWithCounters, dumpConsistent, RESET_POINT, replaceAll } from './snapshot.ts'
+import { commitWithCounters, dumpConsistent, REPEATABLE_READ, RESET_POINT, replaceAll } from './snapshot.ts'
 import {
   insertAlbums,
   keepAnswers,
@@ -78,7 +79,13 @@ export interface SqlStoreOptions {
   pool?: number
   /** How long to wait for an unreachable database at start (`--db-wait`), in ms. */
   waitMs?: number
-  /** How long one statement may run before the server cancels it (`statement_timeout`), in ms. */
+  /**
+   * A direct URL of the same database (`--data-direct`), when `url` is a connection pooler's: the change feed LISTENs
+   * there, which a pooler in transaction mode cannot carry. Giving one also turns named prepared statements off over
+   * `url`, unless its `prepare` parameter says otherwise ({@link preparesStatements}).
+   */
+  direct?: string
+  /** How long one statement may run before it is cancelled (limits.ts), in ms. */
   statementTimeoutMs?: number
   /** How long one connection attempt may take, in ms (rounded up to whole seconds). */
   connectTimeoutMs?: number
@@ -111,37 +118,50 @@ export interface SqlStoreOptions {
  * makes sure the tallies' stripes exist.
  */
 export async function openSqlStore(url: string, options: SqlStoreOptions = {}): Promise<SqlStore> {
-  const { waitMs = 10_000, statementTimeoutMs = 5000 } = options
+  const { waitMs = 10_000, statementTimeoutMs = 5000, direct } = options
   const sql = options.over ?? (await connectStorePool(url, options))
   let changes: SqlChanges
+  let listening: SQL | undefined
   try {
+    // Through the pooled URL: the migration's lock is a lease row (migrate.ts), which needs no session of its own.
     await migrate(sql, { owner: options.owner ?? `${hostname()}:${process.pid}`, waitMs: Math.max(waitMs, 60_000) })
     await sql`INSERT INTO rl_tallies ${sql(TALLY_ROWS)} ON CONFLICT (name, stripe) DO NOTHING`
-    changes = await SqlChanges.open(sql, options.changes)
+    // Bun.SQL LISTENs on a connection of its own: this pool's one connection only says at start that the direct URL
+    // works, and closes once idle.
+    if (direct !== undefined && options.changes?.follow !== false)
+      listening = await connectSql(direct, { pool: 1, waitMs, idleTimeoutMs: 1000 }).catch((error: unknown) => {
+        throw storeError(error, describeTarget(direct))
+      })
+    // No direct URL, and statements not prepared: a pooler in transaction mode, through which a LISTEN is lost.
+    const listen = listening ?? (preparesStatements(url, direct) ? sql : null)
+    changes = await SqlChanges.open(sql, { listen, ...options.changes })
   } catch (error) {
+    await listening?.close().catch(() => {})
     if (!options.over) await sql.close().catch(() => {})
     throw storeError(error, describeTarget(url))
   }
-  return new SqlStore(sql, url, { ...options, statementTimeoutMs }, changes)
+  return new SqlStore(sql, url, { ...options, statementTimeoutMs }, changes, listening)
 }
 
 /**
- * The pool {@link openSqlStore} connects with: `pool` connections to `url`, each with `statement_timeout` (a startup
- * parameter of each connection, so it holds on every one the pool opens), tried for up to `waitMs`. Bun.SQL opens
- * all of them at the first query.
+ * The pool {@link openSqlStore} connects with: `pool` connections to `url`, tried for up to `waitMs`, its statements
+ * held to `statementTimeoutMs` and its transactions to that and to `idle_in_transaction_session_timeout`, set in each
+ * transaction or cancelled by the client, never as parameters of a connection, which a pooler refuses (limits.ts).
+ * Named prepared statements only when {@link preparesStatements} says so. Bun.SQL opens all of them at the first query.
  */
-export function connectStorePool(url: string, options: SqlStoreOptions = {}): Promise<SQL> {
+export async function connectStorePool(url: string, options: SqlStoreOptions = {}): Promise<SQL> {
   const { pool = 10, waitMs = 10_000, statementTimeoutMs = 5000, connectTimeoutMs = 3000 } = options
-  return connectSql(url, {
+  const sql = await connectSql(url, {
     pool,
     waitMs,
     connectTimeoutMs: Math.min(connectTimeoutMs, waitMs),
     idleTimeoutMs: options.idleTimeoutMs,
-    // A transaction left open by a client that vanished frees its locks too.
-    settings: {
-      statement_timeout: statementTimeoutMs,
-      idle_in_transaction_session_timeout: Math.max(2 * statementTimeoutMs, 10_000),
-    },
+    prepare: preparesStatements(url, options.direct),
+  })
+  // A transaction left open by a client that vanished frees its locks too.
+  return bounded(sql, {
+    statementMs: statementTimeoutMs,
+    idleInTransactionMs: Math.max(2 * statementTimeoutMs, 10_000),
   })
 }
 
@@ -204,6 +224,8 @@ export class SqlStore implements Store {
     options: SqlStoreOptions = {},
     /** The changes of every replica, read from `rl_events` (changes.ts). */
     readonly changes: SqlChanges,
+    /** The pool of the direct URL the changes LISTEN through, when one was given: closed with the store. */
+    private readonly direct?: SQL,
   ) {
     this.target = describeTarget(url)
     this.ownsPool = options.over === undefined
@@ -240,15 +262,19 @@ export class SqlStore implements Store {
    * Runs `work` in a transaction, retried on serialization failures, and once more when the connection it got had
    * died while idle (the database restarted) before the work was done: nothing was committed then.
    */
-  private readonly transact: Transact = async (work) => {
+  private readonly transact: Transact = async (work, options) => {
     for (let attempt = 1; ; attempt++) {
       let done = false
       try {
-        return await inTransaction(this.sql, async (tx) => {
-          const result = await work(tx)
-          done = true
-          return result
-        })
+        return await inTransaction(
+          this.sql,
+          async (tx) => {
+            const result = await work(tx)
+            done = true
+            return result
+          },
+          options,
+        )
       } catch (error) {
         if (done || attempt > 1 || !isStaleConnection(error)) throw error
       }
@@ -559,7 +585,7 @@ export class SqlStore implements Store {
   async snapshot(): Promise<StoreDocument> {
     if (this.closed) throw new StoreUnavailableError('the store is closed')
     try {
-      return await this.transact(dumpConsistent)
+      return await this.transact(dumpConsistent, REPEATABLE_READ)
     } catch (error) {
       throw storeError(error, this.target)
     }
@@ -574,7 +600,7 @@ export class SqlStore implements Store {
       await this.transact(async (tx) => {
         const document = JSON.stringify(await dumpConsistent(tx))
         await tx`INSERT INTO rl_snapshots (name, document) VALUES (${RESET_POINT}, ${document}) ON CONFLICT (name) DO NOTHING`
-      })
+      }, REPEATABLE_READ)
       // Another replica's, when it got there first.
       const [taken] = await this.sql`SELECT document FROM rl_snapshots WHERE name = ${RESET_POINT}`
       if (!taken) throw new Error('the reset point just saved is gone')
@@ -630,6 +656,7 @@ export class SqlStore implements Store {
     this.availability.close()
     clearInterval(this.timer)
     this.changes.end()
+    await this.direct?.close().catch(() => {})
     await this.writes.flush().catch(() => {})
     if (!this.ownsPool) return
     await this.sql.close()

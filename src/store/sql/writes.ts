@@ -38,7 +38,7 @@ type Pending =
 type Outcome = Artist | Album | AlbumLimitError | undefined
 
 /** Runs `work` in one transaction (with the store's retries); see `SqlStore`. */
-export type Transact = <T>(work: (tx: SQL) => Promise<T>) => Promise<T>
+export type Transact = <T>(work: (tx: SQL) => Promise<T>, options?: string) => Promise<T>
 
 /** Runs `work`, one statement that is atomic on its own, outside a transaction (with the store's retries). */
 export type Statement = <T>(work: (sql: SQL) => Promise<T>) => Promise<T>
