@@ -1,8 +1,27 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { SQL } from 'bun'
-import { connectSql, DatabaseUnavailableError, describeTarget, redactUrl } from '../../../src/store/sql/connect.ts'
+import {
+  connectSql,
+  DatabaseUnavailableError,
+  describeTarget,
+  preparesStatements,
+  redactUrl,
+} from '../../../src/store/sql/connect.ts'
 import { isDatabaseUrl } from '../../../src/store/target.ts'
 import { ownPostgres, skipWithoutPostgres, type TestPostgres } from '../../support/postgres.ts'
+
+describe('named prepared statements, by the URL', () => {
+  test.each([
+    ['postgres://app@db/catalogue', undefined, true],
+    ['postgres://app@pooler:6543/catalogue?prepare=false', undefined, false],
+    ['postgres://app@/catalogue?host=/run/postgresql&prepare=0', undefined, false],
+    // A direct URL says the other one is a pooler's: off, unless the pooled URL asks for them.
+    ['postgres://app@pooler:6543/catalogue', 'postgres://app@db/catalogue', false],
+    ['postgres://app@pooler:6543/catalogue?prepare=true', 'postgres://app@db/catalogue', true],
+  ])('%s (direct %s): %p', (url, direct, prepared) => {
+    expect(preparesStatements(url, direct)).toBe(prepared)
+  })
+})
 
 describe('database URLs in messages', () => {
   test.each([
