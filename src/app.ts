@@ -26,7 +26,7 @@ import { singleParameters } from './http/query-params.ts'
 import { readOnly } from './http/read-only.ts'
 import { requestLog } from './http/request-log.ts'
 import { absoluteTargets } from './http/request-target.ts'
-import { securityHeaders } from './http/security-headers.ts'
+import { securityHeaders, strictTransportSecurity, withStrictTransportOnErrors } from './http/security-headers.ts'
 import type { AccessEntry } from './log.ts'
 import type { Metrics } from './metrics/metrics.ts'
 import { OperatorAccounts } from './ops/accounts.ts'
@@ -45,8 +45,10 @@ import { webRoutes } from './web/routes.ts'
 export interface AppOptions
   extends Pick<
     ServerOptions,
-    'apiKeys' | 'tokenTtlMs' | 'cors' | 'delay' | 'readOnly' | 'ui' | 'signup' | 'trustProxy'
+    'apiKeys' | 'tokenTtlMs' | 'cors' | 'delay' | 'readOnly' | 'ui' | 'signup' | 'trustProxy' | 'hstsMs'
   > {
+  /** Whether the server answers over HTTPS: every answer then says `Strict-Transport-Security` (`hstsMs`). */
+  https?: boolean
   store: Store
   /** What kind of store `store` is, as backups name it: `json-file` (a data file, or memory; the default) or `postgresql`. */
   storeKind?: StoreKind
@@ -105,6 +107,8 @@ export function createApp({
   ui = defaults.ui,
   signup = defaults.signup,
   trustProxy = defaults.trustProxy,
+  https = false,
+  hstsMs = defaults.hstsMs,
 }: AppOptions) {
   const catalogue = new Catalogue(store, { now, limits: catalogueLimits })
   const accounts = new Accounts(store, { now, tokenTtlMs, passwords, limits, signup })
@@ -117,12 +121,17 @@ export function createApp({
     clientOf: (request) => clients.key(app.server, request),
   })
   const latestYear = now().getUTCFullYear() + 1
+  // Over HTTPS, every answer tells browsers to come back over HTTPS alone (--hsts).
+  const hsts = https ? strictTransportSecurity(hstsMs) : undefined
   // POSTs run once per `Idempotency-Key` of each account (or anonymous client), their answers kept in the store.
   const keys = idempotentRequests(store, now, idempotency)
   // Elysia finds the path after the first 11 characters of the URL unless told otherwise, assuming a host of at least
   // four ("http://a.bc"): a `Host: x` (or `a:1`) request, which Bun's own routing serves right, would be routed by
-  // what follows `/api/` when the app answers through `handle` (--fixtures, a takeover).
-  const app = new Elysia({ normalize: false, handler: { standardHostname: false } })
+  // what follows `/api/` when the app answers through `handle` (--fixtures, a takeover). Told otherwise, it looks
+  // after the 7 of `http://`, which over HTTPS is the second slash of `https://`: there it looks after 11 again, right
+  // for every host of three characters or more (`https://a.b/`); a shorter `Host` over HTTPS, which no certificate
+  // names, is routed wrongly through `handle` alone.
+  const app = new Elysia({ normalize: false, handler: { standardHostname: https } })
   const allowed = allowedMethods(() => app.routes)
   const documentation = apiDocumentation(clients, trustProxy.length > 0)
   const http = metrics?.http
@@ -149,7 +158,10 @@ export function createApp({
       .onError(
         { as: 'global' },
         log.answering(
-          problemResponder(allowed, report, () => now().getTime(), metrics && (() => metrics.store.refused())),
+          withStrictTransportOnErrors(
+            problemResponder(allowed, report, () => now().getTime(), metrics && (() => metrics.store.refused())),
+            hsts,
+          ),
         ),
       )
       .use(log.hooks)
@@ -158,7 +170,7 @@ export function createApp({
       .use(acceptable(ui))
       // A query parameter a route declares, given twice, is refused; parameters it does not declare are ignored.
       .use(singleParameters(() => app.routes))
-      .use(securityHeaders())
+      .use(securityHeaders(hsts))
       .use(cors(corsOrigins, log.requestId))
       .use(delay(delayMs))
       .use(readOnly(refuseWrites))

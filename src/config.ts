@@ -2,7 +2,7 @@ import { type CommandLine, type Environment, optionLines, readCommandLine } from
 import { type OpsConfig, parseOpsArgs } from './cli/ops-args.ts'
 import { parseUsersArgs, type UsersConfig } from './cli/users-args.ts'
 import { httpUrl } from './option-values.ts'
-import { type Config, conflictIn, SERVER_OPTIONS, STORE_COMMANDS, type StoreCommand } from './options.ts'
+import { type Config, conflictIn, SERVER_OPTIONS, STORE_COMMANDS, type StoreCommand, servesHttps } from './options.ts'
 import { isDatabaseUrl } from './store/target.ts'
 import { UsageError } from './usage-error.ts'
 
@@ -32,7 +32,8 @@ ${optionLines('serve')}
 
 Commands:
   healthcheck [--url URL]  exit 0 if the server at URL answers GET /healthz, 1 if not; URL defaults to
-                           http://127.0.0.1:$PORT (3000), the host taken from HOST unless it is 0.0.0.0 or ::
+                           http://127.0.0.1:$PORT (3000), the host taken from HOST unless it is 0.0.0.0 or ::,
+                           https:// with ROCK_LEGENDS_TLS_CERT (on loopback its certificate is not checked)
   users list               the accounts of the data store: id, name, email, created, disabled
   users add                a new account (--email, --name; the password generated, or --password-stdin)
   users disable EMAIL      the account cannot log in, and its tokens and keys are refused at once
@@ -79,7 +80,8 @@ function parseHealthcheck(argv: readonly string[], env: Environment): Invocation
     const server = readCommandLine('serve', [], env, String)
     const host = server.value('host') ?? '127.0.0.1'
     const reachable = WILDCARD_HOSTS.has(host) ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host
-    url = httpUrl.parse(`http://${reachable}:${server.value('port')}`, 'HOST')
+    const scheme = server.value('tlsCert') === undefined ? 'http' : 'https'
+    url = httpUrl.parse(`${scheme}://${reachable}:${server.value('port')}`, 'HOST')
   }
   return { action: 'healthcheck', config: { url } }
 }
@@ -101,6 +103,8 @@ export function parseArgs(argv: readonly string[], env: Environment = {}): Invoc
         `--${SERVER_OPTIONS[key].flag} applies to a database only: --data postgres://user@host/database`,
       )
   const config = serverConfig(line)
+  if (line.given('hstsMs') && !servesHttps(config))
+    throw new UsageError('--hsts applies to HTTPS: give --tls-cert and --tls-key too')
   const conflict = conflictIn(config)
   if (conflict) throw new UsageError(conflict)
   return { action: 'run', config }

@@ -6,11 +6,12 @@ import { checkHealth } from './healthcheck.ts'
 import { createLogger, jsonLine, type LogMode, printErrorLine, printLine, routeConsole } from './log.ts'
 import { BackupDirError } from './ops/backup-dir-error.ts'
 import { HANDOVER_SIGNAL } from './ops/takeover.ts'
-import { SERVER_OPTIONS, STORE_COMMANDS } from './options.ts'
+import { SERVER_OPTIONS, STORE_COMMANDS, servesHttps } from './options.ts'
 import { SeedError } from './seed/seed-error.ts'
 import { startServer } from './server.ts'
 import { DataFileError, DataFileLockedError } from './store/json-file/errors.ts'
 import { DatabaseUnavailableError } from './store/store.ts'
+import { CertificateError } from './tls/certificates.ts'
 
 /** Errors that stop start-up with exit code 2 and one line, without a stack. */
 const STARTUP_ERRORS = [
@@ -20,6 +21,7 @@ const STARTUP_ERRORS = [
   SeedError,
   DatabaseUnavailableError,
   BackupDirError,
+  CertificateError,
 ]
 
 /** The server's config once the command line is read (a start-up error after that logs as it asks). */
@@ -117,9 +119,15 @@ async function main(argv: string[]): Promise<void> {
   }
   process.once('SIGINT', shutdown)
   process.once('SIGTERM', shutdown)
-  // A hangup (a closed terminal, an operator's `kill -HUP`) stops as gracefully as SIGTERM rather than at once: the
-  // server has nothing to reload (its log is stderr, its options are read at start).
-  process.once('SIGHUP', shutdown)
+  // Over HTTPS, a hangup reads the certificate files again, as nginx and HAProxy reload on it: what a renewal hook
+  // sends. Without HTTPS (a closed terminal, an operator's `kill -HUP`) it stops as gracefully as SIGTERM rather
+  // than at once: the server has nothing else to reload (its log is stderr, its options are read at start).
+  if (servesHttps(invocation.config))
+    process.on('SIGHUP', async () => {
+      const server = await starting.catch(() => undefined)
+      if (server && !(await server.reloadCertificates())) log.info('SIGHUP: no new certificate to serve')
+    })
+  else process.once('SIGHUP', shutdown)
   // A `--takeover` asks for the port and the data file with this one (src/ops/takeover.ts). Caught every time: a
   // second one, from another takeover, must not end the process at once as the signal's default would.
   process.on(HANDOVER_SIGNAL, shutdown)

@@ -57,6 +57,21 @@ export const duration = (minMs = 1) =>
     },
   })
 
+/** A duration such as `365d`, or `off` (or `0`) for none: 0. */
+export const durationOrOff = kind<number>({
+  type: 'number',
+  form: 'ms',
+  parse(text, source) {
+    const word = text.trim().toLowerCase()
+    if (word === 'off' || /^0+(ms|s|m|h|d)?$/.test(word)) return 0
+    try {
+      return parseDuration(text, source)
+    } catch {
+      throw new UsageError(`${source} must be a duration such as 365d, or off, not "${text}"`)
+    }
+  },
+})
+
 /** A whole number from `min` to `max`; `unit` names what it counts in the message. */
 export const wholeNumber = (min: number, max: number, unit = '') =>
   kind<number>({

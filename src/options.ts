@@ -10,6 +10,7 @@ import { LOG_LEVELS, LOG_MODES } from './log.ts'
 import {
   bytes,
   duration,
+  durationOrOff,
   httpUrl,
   list,
   listenAddress,
@@ -203,6 +204,42 @@ export const SERVER_OPTIONS = {
     unset: 'off',
     help: 'take the port and data file over from the server running over them, without a failed request',
     commands: { serve: 'flag' },
+  }),
+  /**
+   * A PEM file of the certificate chain to serve HTTPS with (the leaf first, then its intermediates), with `tlsKey`;
+   * read again on SIGHUP and when it changes, without dropping connections. Plain HTTP without it.
+   */
+  tlsCert: declare({
+    flag: 'tls-cert',
+    env: 'ROCK_LEGENDS_TLS_CERT',
+    value: 'FILE',
+    kind: optionalText,
+    unset: 'none',
+    help: 'serve HTTPS with the certificate chain in this PEM file (with --tls-key); reread on SIGHUP and on change',
+    commands: { serve: 'env' },
+  }),
+  /** The PEM file of the private key of `tlsCert`, which no other user may read (`chmod 600`). */
+  tlsKey: declare({
+    flag: 'tls-key',
+    env: 'ROCK_LEGENDS_TLS_KEY',
+    value: 'FILE',
+    kind: optionalText,
+    unset: 'none',
+    help: 'the private key of --tls-cert, in a PEM file only its owner may read',
+    commands: { serve: 'env' },
+  }),
+  /**
+   * With HTTPS: how long browsers are told to reach this host over HTTPS alone (`Strict-Transport-Security`'s
+   * `max-age`), 1 year by default; `off` sends no such header.
+   */
+  hstsMs: declare({
+    flag: 'hsts',
+    env: 'ROCK_LEGENDS_HSTS',
+    value: 'DURATION|off',
+    kind: durationOrOff,
+    default: '365d',
+    help: 'with HTTPS: the max-age of Strict-Transport-Security, e.g. 365d; off for none',
+    commands: { serve: 'env' },
   }),
   /**
    * Service keys that may write, sent as `X-API-Key`; none (the npm package's `startServer` then makes one of its
@@ -566,5 +603,10 @@ export function conflictIn(options: ServerOptions): string | undefined {
     return '--fixtures keeps its namespaces in memory: use it over a data file or :memory:, not a database'
   if (options.takeover && (options.data === undefined || options.data === IN_MEMORY || isDatabaseUrl(options.data)))
     return '--takeover hands a data file over from the server running over it: name one with --data (replicas over a database are replaced one at a time behind their load balancer)'
+  if ((options.tlsCert === undefined) !== (options.tlsKey === undefined))
+    return '--tls-cert and --tls-key go together: the certificate chain and its private key, each a PEM file'
   return undefined
 }
+
+/** Whether a server with `options` serves HTTPS. */
+export const servesHttps = (options: ServerOptions) => options.tlsCert !== undefined

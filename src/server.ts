@@ -1,4 +1,4 @@
-import type { Server } from 'bun'
+import type { Server, TLSOptions } from 'bun'
 import type { Namespace } from '../npm/rock-legends/lib/index.js'
 import { type AppOptions, createApp } from './app.ts'
 import { OPERATOR_PREFIX } from './auth/secrets.ts'
@@ -24,12 +24,15 @@ import { DataFileError } from './store/json-file/errors.ts'
 import type { TornLine } from './store/json-file/journal.ts'
 import { addressRecorder, IN_MEMORY, isDatabaseUrl, openStore } from './store/open-store.ts'
 import type { Store } from './store/store.ts'
+import { CertificateFiles } from './tls/certificate-files.ts'
+import { type CertificateSource, daysLeft, EXPIRY_WARNING_DAYS, expiryOf, TLS_SETTINGS } from './tls/certificates.ts'
+import { type Listen, Listeners } from './tls/listeners.ts'
 
 export type { ServerOptions } from './options.ts'
 
 /** A running server. */
 export interface RunningServer {
-  /** The base URL, e.g. `http://127.0.0.1:41234`. */
+  /** The base URL, e.g. `http://127.0.0.1:41234` (`https://` with a certificate). */
   url: string
   port: number
   /** A service key of this server: the first of `apiKeys`, or the one made for it. Send it as `X-API-Key`. */
@@ -45,6 +48,12 @@ export interface RunningServer {
    * connections move to the server taking over the port (`--takeover`, which sends SIGUSR2 for it).
    */
   handOver(): Promise<void>
+  /**
+   * With `tlsCert` and `tlsKey`: reads the files again now, as SIGHUP does, and serves a new pair found there on new
+   * connections (the open ones finish on the old pair). Resolves true once a new pair is served, false when the files
+   * hold the same pair, one that cannot be served (logged, counted, and the old pair kept), or there is no HTTPS.
+   */
+  reloadCertificates(): Promise<boolean>
   /**
    * Restores the data as it was at start-up (after seeding), in one durable write, like `POST /__admin/reset`.
    * Rejects unless the server was started with `allowReset: true`.
@@ -96,6 +105,16 @@ async function fixtureFront(store: Store, bounds: { max: number; memoryBytes: nu
   )
 }
 
+/** What {@link startServer} takes: the server's options, and where its certificate comes from if not from files. */
+export type StartOptions = ServerOptions &
+  Pick<AppOptions, 'events'> & {
+    /** Serve HTTPS with the certificates of this source (in place of `tlsCert` and `tlsKey`); closed on stop. */
+    certificates?: CertificateSource
+  }
+
+/** The TLS options of a listener serving `source`'s current pair. */
+const tlsOf = (source: CertificateSource): TLSOptions => ({ ...source.current(), ...TLS_SETTINGS })
+
 /**
  * Opens the store, seeds it if asked, and serves the API. The defaults suit a test fixture: a free port on
  * loopback, data in memory, no log.
@@ -105,7 +124,7 @@ async function fixtureFront(store: Store, bounds: { max: number; memoryBytes: nu
  * await fetch(`${server.url}/api/v1/artists`)
  * await server.stop()
  */
-export async function startServer(options: ServerOptions & Pick<AppOptions, 'events'> = {}): Promise<RunningServer> {
+export async function startServer(options: StartOptions = {}): Promise<RunningServer> {
   // The options that shape answers go to the app as they are (it has their defaults); these are the server's own.
   const defaults = EMBEDDED_DEFAULTS
   const { port = defaults.port, host = defaults.host, data = defaults.data } = options
@@ -117,6 +136,9 @@ export async function startServer(options: ServerOptions & Pick<AppOptions, 'eve
   const metricsText =
     options.metrics === undefined ? undefined : SERVER_OPTIONS.metrics.kind.parse(options.metrics, 'metrics')
   const metricsAt = metricsText === undefined ? undefined : parseMetricsAddress(metricsText)
+  // Read and checked before anything listens or opens: a certificate that cannot be served stops the start.
+  const tlsCounts: TlsCounts = {}
+  const certificates = options.certificates ?? certificateFiles(options, log, tlsCounts)
   const serve: ListenOptions = {
     port,
     hostname: host,
@@ -124,13 +146,15 @@ export async function startServer(options: ServerOptions & Pick<AppOptions, 'eve
     maxRequestBodySize: MAX_BODY_BYTES * 4,
     // SO_REUSEPORT lets a later `--takeover` listen beside this server. It would also let any other server of this
     // user share the port without a word, taking half its connections: so a start asks first whether the port is
-    // taken (`portTaken`), and only a takeover listens where another server does. A free port (0) is never shared.
-    reusePort: port !== 0,
+    // taken (`portTaken`), and only a takeover listens where another server does. A free port (0) is shared only by
+    // this server's own next listener, when it serves a new certificate (src/tls/listeners.ts).
+    reusePort: port !== 0 || certificates !== undefined,
     // Elysia turns on Bun's development mode unless NODE_ENV=production: an error escaping the app would then be
     // answered with Bun's error page, source and stack included. Never for this server.
     development: false,
     // A connection silent for this long is closed; a delayed answer must not count as silence (at most 255 s).
     idleTimeout: 30 + Math.ceil(delay / 1000),
+    ...(certificates && { tls: tlsOf(certificates) }),
   }
   // With --takeover over a data file another server holds: listen beside it and hold requests while it lets go.
   const holder = options.takeover ? holderToAsk(data) : undefined
@@ -148,23 +172,61 @@ export async function startServer(options: ServerOptions & Pick<AppOptions, 'eve
       await askToLetGo(data, holder)
       log.info(`took over from pid ${holder.pid}`)
     }
-    return await serveOver(options, log, serve, metricsAt, held)
+    return await serveOver(options, log, serve, metricsAt, held, { source: certificates, counts: tlsCounts })
   } catch (error) {
     // Requests held while the old server let go are answered, with 503, rather than left waiting.
     held?.fail()
     await held?.server.stop()
+    certificates?.close()
     throw error
   }
 }
 
+/** Where a reload that found a pair it cannot serve is counted, once the metrics are made. */
+interface TlsCounts {
+  rejected?: () => void
+}
+
+/**
+ * The certificate files of `tlsCert` and `tlsKey`, read and checked (a `CertificateError` stops the start); a pair
+ * close to its expiry is warned of, as is each new pair found later.
+ */
+function certificateFiles(options: ServerOptions, log: Logger, counts: TlsCounts): CertificateFiles | undefined {
+  if (options.tlsCert === undefined || options.tlsKey === undefined) return undefined
+  const warnOfExpiry = (notAfter: Date, file: string) => {
+    const days = daysLeft(notAfter)
+    if (days < EXPIRY_WARNING_DAYS)
+      log.warn(`the certificate in ${file} expires in ${days} days (${notAfter.toISOString()}): renew it`)
+  }
+  const files = new CertificateFiles(options.tlsCert, options.tlsKey, {
+    loaded: ({ notAfter, names }) => {
+      log.info(`serving the new certificate of ${options.tlsCert} on new connections`, {
+        names,
+        notAfter: notAfter.toISOString(),
+      })
+      warnOfExpiry(notAfter, options.tlsCert as string)
+    },
+    rejected: (error) => {
+      log.error(`${error.message}; the certificate loaded before is served on`)
+      counts.rejected?.()
+    },
+    unwatched: (dir, error) =>
+      log.warn(`cannot watch ${dir} for new certificates (${error.message}): send SIGHUP after renewing them`),
+  })
+  warnOfExpiry(files.facts.notAfter, options.tlsCert)
+  return files
+}
+
 /** The rest of {@link startServer}: opens the store and serves it, on `held` when a takeover already listens. */
 async function serveOver(
-  options: ServerOptions & Pick<AppOptions, 'events'>,
+  options: StartOptions,
   log: Logger,
   serve: ListenOptions,
   metricsAt: MetricsAddress | undefined,
   held: HeldListener | undefined,
+  tls: { source: CertificateSource | undefined; counts: TlsCounts },
 ): Promise<RunningServer> {
+  const { source: certificates, counts: tlsCounts } = tls
   const defaults = EMBEDDED_DEFAULTS
   const { host = defaults.host, data = defaults.data, seed = defaults.seed, apiKeys = defaults.apiKeys } = options
   // As with the npm package, a server has a service key for its handle (`apiKey`, `namespace()`): made if none given.
@@ -252,6 +314,7 @@ async function serveOver(
     report: log.error,
     accessLog: log.access,
     metrics,
+    https: certificates !== undefined,
   })
   let metricsServer: Server<undefined> | undefined
   // What answers each request, as Bun calls it: the app, through the front with --fixtures.
@@ -283,7 +346,40 @@ async function serveOver(
         `metrics are served to anyone who can reach ${metricsAt?.host}:${metricsServer?.port}, without credentials`,
       )
   }
+  const scheme = certificates ? 'https' : 'http'
+  // With HTTPS, a new certificate gets a listener of its own on the same port (src/tls/listeners.ts).
+  const listen: Listen = (tls, port) => {
+    const next = { ...serve, port, reusePort: true, tls }
+    if (held || front) {
+      app.server = Bun.serve({ ...next, fetch: serving })
+      return app.server
+    }
+    // Elysia's `listen` adds a hook on `beforeExit` each time: the first one, which stops the app's server, is enough.
+    const hooks = new Set(process.listeners('beforeExit'))
+    app.listen(next)
+    for (const hook of process.listeners('beforeExit')) if (!hooks.has(hook)) process.off('beforeExit', hook)
+    if (!app.server) throw new Error('the server did not start')
+    return app.server
+  }
+  const listeners = new Listeners(app.server, listen, closingConnections(serving))
   const server = app.server
+  // The last swap to a new certificate, done or under way (`reloadCertificates` waits for it).
+  let swapped: Promise<void> = Promise.resolve()
+  if (certificates) {
+    metrics?.tls.served(expiryOf(certificates.current()))
+    certificates.onChange(() => {
+      if (stopping) return
+      const pair = certificates.current()
+      swapped = listeners.swap(tlsOf(certificates)).then(
+        () => {
+          metrics?.tls.served(expiryOf(pair))
+          metrics?.tls.reloaded()
+        },
+        (error) => log.error('could not listen with the new certificate; the old one is served', error),
+      )
+    })
+    tlsCounts.rejected = () => metrics?.tls.rejected()
+  }
   // Scheduled backups (--backup-every): of the server's own store, while it serves (src/ops/scheduled-backups.ts).
   let backups: { stop(): Promise<void> } | undefined
   if (options.backupEveryMs !== undefined) {
@@ -310,7 +406,8 @@ async function serveOver(
           log.info(`made the backup directory ${dir} 0700 (it was ${mode.toString(8)}): backups hold password hashes`),
       })
     } catch (error) {
-      await Promise.all([server.stop(true), metricsServer?.stop(true)])
+      await Promise.all([listeners.kill(), metricsServer?.stop(true)])
+      certificates?.close()
       await store.close()
       throw error
     }
@@ -318,7 +415,7 @@ async function serveOver(
   if (recordAddress && ownKey) {
     try {
       await recordAddress({
-        url: `http://${reachableHost(host)}:${server.port}`,
+        url: `${scheme}://${reachableHost(host)}:${server.port}`,
         key: ownKey,
         handover: HANDOVER_SIGNAL,
       })
@@ -332,7 +429,8 @@ async function serveOver(
     stopping ??= (async () => {
       // Event streams never finish by themselves: ended first, so that stopping waits only for other requests.
       ;(front?.store ?? store).changes.end()
-      await Promise.all([server.stop(), metricsServer?.stop(true)])
+      certificates?.close()
+      await Promise.all([listeners.stop(), metricsServer?.stop(true)])
       // Access log lines are made just after each answer and written in batches: let those of the last answers
       // be made, then write every waiting line.
       await new Promise((resolve) => setImmediate(resolve))
@@ -342,7 +440,7 @@ async function serveOver(
     })()
     return stopping
   }
-  const url = `http://${urlHost(host)}:${server.port}`
+  const url = `${scheme}://${urlHost(host)}:${server.port}`
   const apiKey = serviceKeys[0] as string
   return {
     url,
@@ -350,13 +448,18 @@ async function serveOver(
     apiKey,
     metricsUrl,
     get inFlight() {
-      return server.pendingRequests
+      return listeners.pendingRequests
     },
     stop,
+    reloadCertificates: async () => {
+      const changed = certificates instanceof CertificateFiles && certificates.reread()
+      await swapped
+      return changed
+    },
     handOver: async () => {
       if (stopping === undefined) {
         // Elysia's routes for Bun are left aside with the rest: every answer now goes through the closing handler.
-        server.reload({ routes: {}, fetch: closingConnections(serving) })
+        listeners.reload(closingConnections(serving))
         await Bun.sleep(CLOSING_MS)
       }
       return stop()

@@ -24,6 +24,7 @@ const defaults: Config = {
   signup: true,
   dbWaitMs: 10_000,
   trustProxy: [],
+  hstsMs: 365 * 86_400_000,
 }
 
 const run = (argv: string[], env: Record<string, string> = {}) => {
@@ -177,6 +178,7 @@ describe('parseArgs', () => {
     [['healthcheck'], { HOST: ' 0.0.0.0 ' }, 'http://127.0.0.1:3000'],
     [['healthcheck', '--url', 'http://10.1.2.3:9000'], { PORT: '8080' }, 'http://10.1.2.3:9000'],
     [['healthcheck', '--url=https://api.example/rl'], {}, 'https://api.example/rl'],
+    [['healthcheck'], { PORT: '443', ROCK_LEGENDS_TLS_CERT: '/etc/rl/cert.pem' }, 'https://127.0.0.1:443'],
   ] as [string[], Record<string, string>, string][])('%p with %p asks %s', (argv, env, url) => {
     expect(parseArgs(argv, env)).toEqual({ action: 'healthcheck', config: { url } })
   })

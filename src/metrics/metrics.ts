@@ -203,6 +203,50 @@ export class BackupMetrics {
 }
 
 /**
+ * The certificate an HTTPS server serves: when it expires, how many new ones it took on, and how many it refused (a
+ * reload that found a pair it cannot serve, and kept the one it had).
+ */
+export class TlsMetrics {
+  readonly reloads = new Counter(
+    'rock_legends_tls_certificate_reloads_total',
+    'New certificates served after a reload.',
+  )
+  readonly rejections = new Counter(
+    'rock_legends_tls_certificate_reload_failures_total',
+    'Reloads that found a certificate or key that cannot be served; the one served before was kept.',
+  )
+  private notAfter: number | undefined
+
+  /** The certificate served on new connections expires at `notAfter`. */
+  served(notAfter: Date): void {
+    this.notAfter = notAfter.getTime() / 1000
+  }
+
+  /** A new certificate is served. */
+  reloaded(): void {
+    this.reloads.inc()
+  }
+
+  /** A reload found a pair that cannot be served. */
+  rejected(): void {
+    this.rejections.inc()
+  }
+
+  families(): Family[] {
+    if (this.notAfter === undefined) return []
+    return [
+      new Gauge(
+        'rock_legends_tls_certificate_expiry_timestamp_seconds',
+        'When the certificate served on new connections expires (Unix time).',
+        [{ read: () => this.notAfter }],
+      ),
+      this.reloads,
+      this.rejections,
+    ]
+  }
+}
+
+/**
  * Every metric of one server (`--metrics`), rendered as Prometheus text by {@link render}. Made only when metrics are
  * asked for: without it nothing is counted anywhere.
  *
@@ -215,6 +259,8 @@ export class Metrics {
   readonly http = new HttpMetrics()
   readonly store = new StoreMetrics()
   readonly backups = new BackupMetrics()
+  /** The certificate of an HTTPS server; no series without HTTPS. */
+  readonly tls = new TlsMetrics()
   /** The namespaces of `--fixtures`, read when scraped; set by a server with fixtures. */
   fixtures: FixtureGauges | undefined
   private memory: NodeJS.MemoryUsage | undefined
@@ -246,6 +292,7 @@ export class Metrics {
       ...this.http.families(),
       ...this.store.families(),
       ...this.backups.families(),
+      ...this.tls.families(),
       ...fixtureFamilies(this.fixtures),
       ...this.process,
     ])

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs'
-import type { Server } from 'bun'
+import type { Server, TLSOptions } from 'bun'
 import { Problem } from '../http/problem.ts'
 import { DataFileLockedError } from '../store/json-file/errors.ts'
 import { lockOwner } from '../store/json-file/lock.ts'
@@ -26,6 +26,8 @@ export interface ListenOptions {
   reusePort: boolean
   development: boolean
   idleTimeout: number
+  /** The certificate and settings of an HTTPS listener; plain HTTP without. */
+  tls?: TLSOptions
 }
 
 /** A handler of requests, as `Bun.serve` calls it. */

@@ -111,6 +111,9 @@ const NOT_DEFAULT: Record<string, unknown> = {
   backupDir: 'backups',
   backupKeep: 3,
   trustProxy: ['loopback'],
+  tlsCert: 'cert.pem',
+  tlsKey: 'key.pem',
+  hstsMs: 86_400_000,
 }
 const NOT_ON_COMMAND_LINE = ['apiKeys', 'compactAfterBytes', ...CHILD_PROCESS_ONLY]
 

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from 'bun:test'
-import { existsSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { ensureBinary, removeDir, tempDir } from '../support/binary.ts'
 import { blocks, run } from '../support/proxies.ts'
@@ -16,20 +16,28 @@ if (missing) console.warn('\n!!! SKIPPING the systemd unit checks: systemd-analy
 const dir = tempDir('rock-legends-units-')
 afterAll(() => removeDir(dir))
 
-const units = blocks('ini')
+const [service = '', https = '', template = ''] = blocks('ini')
 
 describe.skipIf(missing)('the systemd units of docs/operations.md', () => {
-  test('are the service and the template of its upgrades', () => {
-    expect(units.length).toBe(2)
-    expect(units[1]).toContain('--takeover')
+  test('are the service, its lines for HTTPS and the template of its upgrades', () => {
+    expect(blocks('ini').length).toBe(3)
+    expect(https).toContain('AmbientCapabilities=CAP_NET_BIND_SERVICE')
+    expect(template).toContain('--takeover')
   })
 
-  // The template is checked as an instance of it, as `systemctl start rock-legends@green` makes one.
-  for (const [index, name] of ['rock-legends.service', 'rock-legends@green.service'].entries())
-    test(`${name} passes systemd-analyze verify without a warning`, async () => {
+  // The lines for HTTPS are a drop-in (`systemctl edit`): checked as systemd reads them, after the unit's own. The
+  // template is checked as an instance of it, as `systemctl start rock-legends@green` makes one.
+  const units: [string, string][] = [
+    ['rock-legends.service', service],
+    ['rock-legends.service', `${service}\n${https}`],
+    ['rock-legends@green.service', template],
+  ]
+  for (const [index, [name, unit]] of units.entries())
+    test(`${name}${index === 1 ? ' with the lines for HTTPS' : ''} passes systemd-analyze verify without a warning`, async () => {
       const binary = await ensureBinary()
-      const file = join(dir, name)
-      writeFileSync(file, (units[index] as string).replaceAll('/usr/local/bin/rock-legends', binary))
+      const file = join(dir, `${index}`, name)
+      mkdirSync(join(dir, `${index}`), { recursive: true })
+      writeFileSync(file, unit.replaceAll('/usr/local/bin/rock-legends', binary))
       const result = run([ANALYZE, 'verify', file])
       expect(result).toEqual({ code: 0, output: '' })
     })

@@ -139,7 +139,7 @@ async function spawnBinary(args: string[], { cwd, env = {}, wrapper = [] }: Star
  * object's `url`.
  */
 export function readyUrl(line: string): string | undefined {
-  const pretty = /^rock-legends listening on (http:\/\/\S+)$/.exec(line)
+  const pretty = /^rock-legends listening on (https?:\/\/\S+)$/.exec(line)
   if (pretty) return pretty[1]
   try {
     const ready = JSON.parse(line) as { message?: unknown; url?: unknown }

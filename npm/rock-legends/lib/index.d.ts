@@ -40,6 +40,18 @@ export interface ServerOptions {
    */
   takeover?: boolean
   /**
+   * A PEM file of the certificate chain to serve HTTPS with (the leaf first, then its intermediates), with `tlsKey`;
+   * read again on SIGHUP and when it changes, without dropping connections. Plain HTTP without it.
+   */
+  tlsCert?: string
+  /** The PEM file of the private key of `tlsCert`, which no other user may read (`chmod 600`). */
+  tlsKey?: string
+  /**
+   * With HTTPS: how long browsers are told to reach this host over HTTPS alone (`Strict-Transport-Security`'s
+   * `max-age`), 1 year by default; `off` sends no such header.
+   */
+  hstsMs?: number
+  /**
    * Service keys that may write, sent as `X-API-Key`; none (the npm package's `startServer` then makes one of its
    * own, its `RunningServer.apiKey`).
    */

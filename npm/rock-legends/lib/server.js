@@ -47,7 +47,7 @@ const trimmed = (text) => text.replace(/\s+$/, '')
 
 /** The URL of a ready line: `rock-legends listening on URL`, or with `log: 'json'` the `ready` object's `url`. */
 function readyUrl(line) {
-  const pretty = /^rock-legends listening on (http:\/\/\S+)$/.exec(line)
+  const pretty = /^rock-legends listening on (https?:\/\/\S+)$/.exec(line)
   if (pretty) return pretty[1]
   if (!line.startsWith('{')) return undefined
   try {
