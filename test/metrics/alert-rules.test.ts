@@ -48,7 +48,10 @@ function parseSeries(text: string): Series {
   return { name: match[1] as string, labels }
 }
 
-/** Every sample the server renders, from a data file store with requests made, backups scheduled and a pool. */
+/**
+ * Every sample the server renders, from a data file store with requests made, backups scheduled, a pool and a
+ * certificate.
+ */
 async function serverSamples(): Promise<{ samples: Series[]; families: Set<string>; routes: Set<string> }> {
   const dir = tempDir()
   dirs.push(dir)
@@ -59,6 +62,8 @@ async function serverSamples(): Promise<{ samples: Series[]; families: Set<strin
   metrics.store.poolOf(2)
   metrics.backups.scheduled(3_600_000)
   metrics.backups.taken()
+  // And an HTTPS server's certificate.
+  metrics.tls.served(new Date(Date.now() + 30 * 86_400_000))
   const app = createApp({ store, apiKeys: ['key'], metrics, report: () => {} })
   const created = await app.handle(
     new Request('http://localhost/api/v1/artists', {
