@@ -1,0 +1,189 @@
+import { join } from 'node:path'
+import crypto from 'acme-client/src/crypto/index.js'
+import type { Logger } from '../log.ts'
+import { AcmeError, agentFor, newKey, orderCertificate } from './acme-order.ts'
+import { type CertificateStore, fileCertificateStore, type StoredCertificate } from './certificate-store.ts'
+import type { CertificateSource } from './certificates.ts'
+import type { HttpChallenges } from './http-challenges.ts'
+
+export { AcmeError } from './acme-order.ts'
+
+/** Let's Encrypt's production directory, the default CA. */
+export const LETS_ENCRYPT = 'https://acme-v02.api.letsencrypt.org/directory'
+/** Let's Encrypt's staging directory: untrusted certificates, generous rate limits, for trying a setup out. */
+export const LETS_ENCRYPT_STAGING = 'https://acme-staging-v02.api.letsencrypt.org/directory'
+
+/** What happened to an order, for a counter: the first certificate, a renewal, or a renewal that failed. */
+export type AcmeOutcome = 'obtained' | 'renewed' | 'failed'
+
+/** How certificates are obtained and renewed over ACME. */
+export interface AcmeOptions {
+  /** The names the certificate covers; the first is its common name and names its file. */
+  domains: readonly string[]
+  /** The CA's ACME directory: {@link LETS_ENCRYPT} by default, {@link LETS_ENCRYPT_STAGING} to try a setup out. */
+  directoryUrl?: string
+  /** The contact the CA writes to about expiry and incidents; none by default. */
+  email?: string
+  /**
+   * The directory of ACME's own files, beside the data: a subdirectory per CA (its host) holds the account key and
+   * the certificates, 0700, files 0600. Ignored when `store` is given.
+   */
+  dir: string
+  /** Where the account key and certificates live, when not in files under `dir` (a store shared by replicas). */
+  store?: CertificateStore
+  /** Where HTTP-01 answers go: the plain-HTTP port must answer from it before this is called. */
+  challenges: HttpChallenges
+  /** Roots (PEM) to trust for the CA's own HTTPS, beside none of the system's: only for a test CA such as Pebble. */
+  caRoots?: string
+  log: Pick<Logger, 'info' | 'warn' | 'error'>
+  /** Called once per order's outcome, for the metrics. */
+  count?: (outcome: AcmeOutcome) => void
+  /** When in a certificate's lifetime it is renewed, from its start: two thirds by default. */
+  renewAt?: number
+  /** The first wait after a failed renewal (doubled after each, up to `retryMaxMs`): 5 minutes by default. */
+  retryFirstMs?: number
+  /** The longest wait between renewal attempts: 6 hours by default. */
+  retryMaxMs?: number
+}
+
+/** A certificate kept up to date over ACME: the certificate source of the HTTPS port. */
+export interface AcmeCertificates extends CertificateSource {
+  /** When the certificate served now expires. */
+  expiresAt(): Date
+  /** When the next renewal is tried. */
+  renewsAt(): Date
+}
+
+// Timers of more than 2^31 - 1 ms fire at once, and a renewal 60 days away is more: long waits go in steps.
+const LONGEST_TIMER_MS = 24 * 60 * 60 * 1000
+
+const caName = (directoryUrl: string) => new URL(directoryUrl).host.replace(/[^A-Za-z0-9.-]/g, '_')
+
+/** The certificate's lifetime and names, or undefined for text that is not one. */
+function describe(cert: string): { notBefore: Date; notAfter: Date; names: string[] } | undefined {
+  try {
+    const info = crypto.readCertificateInfo(cert)
+    const names = [info.domains.commonName, ...info.domains.altNames].filter((name): name is string => !!name)
+    return { notBefore: info.notBefore, notAfter: info.notAfter, names }
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Obtains a certificate for `options.domains` over ACME (RFC 8555, HTTP-01), or takes the one stored by an earlier
+ * run while it is valid and covers them, and keeps it renewed for as long as it runs. A first order that fails
+ * throws {@link AcmeError} naming the domains and the CA's problem; a renewal that fails is logged, counted and tried
+ * again later, never stopping the certificate being served.
+ */
+export async function obtainCertificates(options: AcmeOptions): Promise<AcmeCertificates> {
+  const directoryUrl = options.directoryUrl ?? LETS_ENCRYPT
+  const store = options.store ?? fileCertificateStore(join(options.dir, caName(directoryUrl)))
+  const name = options.domains[0]
+  if (!name) throw new Error('ACME needs at least one domain')
+  const agent = agentFor(options.caRoots)
+  const renewAt = options.renewAt ?? 2 / 3
+  if (!(renewAt > 0 && renewAt < 1)) throw new Error(`renewAt must be between 0 and 1, not ${renewAt}`)
+  const retryFirstMs = options.retryFirstMs ?? 5 * 60 * 1000
+  const retryMaxMs = options.retryMaxMs ?? 6 * 60 * 60 * 1000
+  const fields = { domains: options.domains.join(','), ca: directoryUrl }
+
+  const usable = (stored: StoredCertificate | undefined) => {
+    const about = stored && describe(stored.cert)
+    if (!about || about.notAfter.getTime() <= Date.now()) return undefined
+    return options.domains.every((domain) => about.names.includes(domain)) ? { stored, about } : undefined
+  }
+
+  const order = async () => {
+    let accountKey = await store.readAccountKey()
+    if (!accountKey) {
+      accountKey = await newKey()
+      await store.writeAccountKey(accountKey)
+    }
+    const certificate = await orderCertificate({ ...options, directoryUrl, accountKey, agent })
+    await store.write(name, certificate)
+    return certificate
+  }
+
+  const stored = usable(await store.read(name))?.stored
+  if (stored) options.log.info('ACME certificate reused', fields)
+  let current: StoredCertificate =
+    stored ??
+    // Another user of the store (a replica) may have ordered while this one waited for it: read again first.
+    (await store.exclusive(name, async () => {
+      const ordered = usable(await store.read(name))?.stored
+      if (ordered) return ordered
+      const certificate = await order()
+      options.count?.('obtained')
+      options.log.info('ACME certificate obtained', fields)
+      return certificate
+    }))
+
+  const listeners: (() => void)[] = []
+  let about = describe(current.cert) as NonNullable<ReturnType<typeof describe>>
+  let failures = 0
+  let nextAt = 0
+  let timer: ReturnType<typeof setTimeout> | undefined
+  let closed = false
+
+  const renewalTime = () => about.notBefore.getTime() + (about.notAfter.getTime() - about.notBefore.getTime()) * renewAt
+
+  const schedule = (at: number) => {
+    nextAt = at
+    if (closed) return
+    clearTimeout(timer)
+    const wait = Math.max(0, at - Date.now())
+    timer = setTimeout(() => (wait > LONGEST_TIMER_MS ? schedule(at) : void renew()), Math.min(wait, LONGEST_TIMER_MS))
+    timer.unref?.()
+  }
+
+  const renew = async () => {
+    try {
+      const renewed = await store.exclusive(name, async () => {
+        // A certificate another replica renewed is taken as it is.
+        const stored = usable(await store.read(name))
+        if (stored && stored.about.notAfter > about.notAfter) return stored.stored
+        return order()
+      })
+      if (closed) return
+      current = renewed
+      about = describe(renewed.cert) as NonNullable<ReturnType<typeof describe>>
+      failures = 0
+      options.count?.('renewed')
+      options.log.info('ACME certificate renewed', { ...fields, expires: about.notAfter.toISOString() })
+      for (const listener of listeners)
+        try {
+          listener()
+        } catch (error) {
+          options.log.error('serving the renewed ACME certificate failed', error)
+        }
+      schedule(renewalTime())
+    } catch (error) {
+      if (closed) return
+      failures++
+      const backoff = Math.min(retryFirstMs * 2 ** (failures - 1), retryMaxMs)
+      const asked = error instanceof AcmeError ? (error.problem?.retryAfterMs ?? 0) : 0
+      const wait = Math.max(backoff, asked)
+      options.count?.('failed')
+      const expired = about.notAfter.getTime() <= Date.now()
+      options.log.error(
+        `ACME renewal failed (${failures} in a row); the ${expired ? 'EXPIRED' : 'current'} certificate, valid until ${about.notAfter.toISOString()}, is still served; next try in ${Math.round(wait / 1000)} s`,
+        error,
+      )
+      schedule(Date.now() + wait)
+    }
+  }
+
+  schedule(renewalTime())
+  return {
+    current: () => ({ cert: current.cert, key: current.key }),
+    onChange: (listener) => void listeners.push(listener),
+    close() {
+      closed = true
+      clearTimeout(timer)
+      agent?.destroy()
+    },
+    expiresAt: () => about.notAfter,
+    renewsAt: () => new Date(nextAt),
+  }
+}
