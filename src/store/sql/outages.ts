@@ -10,13 +10,15 @@ const LOST =
 /**
  * Whether `error` says the database could not be reached or did not answer in time, rather than refused the
  * statement: the connection failed or was lost (class 08, Bun's connection codes), the server is shutting down or
- * starting (57P01–57P03), it ran out of resources (53), a statement ran past its time limit (57014), or
- * CockroachDB cannot tell whether a statement completed (40003).
+ * starting (57P01–57P03), it ran out of resources (53), a statement ran past its time limit (57014), CockroachDB
+ * cannot tell whether a statement completed (40003), or the server takes no writes (25006, a read-only transaction):
+ * a primary demoted to a standby, or a standby not yet promoted, which a failover's stable address reaches until its
+ * check sees the change. Such a node refuses a write before it changes anything, and a primary serves it soon.
  */
 export function isUnavailable(error: unknown): boolean {
   if (error instanceof DatabaseUnavailableError) return true
   const state = sqlState(error)
-  if (state) return /^(?:08|53|57P0[1-3]|57014|40003)/.test(state)
+  if (state) return /^(?:08|53|57P0[1-3]|57014|40003|25006)/.test(state)
   const code = (error as { code?: unknown } | null)?.code
   return typeof code === 'string' && LOST.test(code)
 }
