@@ -50,7 +50,7 @@ BEGIN
 END $$`
 
 /** The directory of the newest installed PostgreSQL's programs, or undefined. */
-function binaries(): string | undefined {
+export function binaries(): string | undefined {
   const root = '/usr/lib/postgresql'
   const versions = existsSync(root)
     ? readdirSync(root)
@@ -187,7 +187,7 @@ interface ServerLocation {
 }
 
 /** Runs a PostgreSQL program as the `postgres` user when this process is root (initdb refuses root). */
-function run(bin: string, program: string, args: string[], check = true) {
+export function run(bin: string, program: string, args: string[], check = true) {
   const command = [join(bin, program), ...args]
   const asRoot = process.getuid?.() === 0
   const result = spawnSync(asRoot ? ['runuser', '-u', 'postgres', '--', ...command] : command, {
@@ -260,7 +260,7 @@ function forPostgres(dir: string): string {
 }
 
 /** A new temporary directory for PostgreSQL's files (see {@link forPostgres}). */
-function serverDirectory(prefix: string): string {
+export function serverDirectory(prefix: string): string {
   return forPostgres(mkdtempSync(join(tmpdir(), prefix)))
 }
 
@@ -270,7 +270,7 @@ function serverDirectory(prefix: string): string {
  * the temporary directory, and copied for every server the tests start: a copy costs 0.1–0.4 s of CPU, `initdb` and
  * an RSA key 0.9–1.4 s, for each of the run's servers (its shared one, and those of the files that stop theirs).
  */
-function pristineCluster(bin: string): string {
+export function pristineCluster(bin: string): string {
   // No fsync: what the tests check is the service's behaviour over SQL, not PostgreSQL's own durability.
   const options = ['-A', 'trust', '-U', ROLE, '--no-sync', '-E', 'UTF8', '--locale=C.UTF-8']
   const made = Bun.hash([bin, ...options].join(' ')).toString(36)
