@@ -300,6 +300,8 @@ export interface FailoverRun {
   slowestRefusalMs: number
   /** From the kill of the primary to its standby's promotion (the wait the test chose, plus `pg_ctl promote -w`). */
   downMs: number
+  /** How long `pg_ctl promote -w` took: until the standby took writes. */
+  promoteMs: number
   /** From the promotion (`pg_ctl promote -w` returned) to the first 201, on any replica. */
   firstWriteMs: number
   /** From the promotion to the first 201 of the replica that served one last. */
@@ -360,6 +362,7 @@ export async function failoverUnderLoad(options: {
     const killedAt = performance.now()
     cluster.killPrimary()
     await Bun.sleep(downMs)
+    const promoting = performance.now()
     cluster.promoteStandby()
     const promotedAt = performance.now()
     await until(
@@ -391,6 +394,7 @@ export async function failoverUnderLoad(options: {
       refused: refusals.length,
       slowestRefusalMs: Math.max(0, ...refusals.map((answer) => answer.ms)),
       downMs: promotedAt - killedAt,
+      promoteMs: promotedAt - promoting,
       firstWriteMs: firstWrite,
       everyReplicaMs: Math.max(...firsts),
     }
