@@ -36,12 +36,12 @@ export const albumRoutes = (
     .use(guard)
     .get(
       '',
-      async ({ params, query: { q, sort, year_from, year_to, ...query }, request }) => {
+      async ({ params, query: { q, sort, year_from, year_to, kind, ...query }, request }) => {
         const artistId = Number(params.artistId)
         const page = pageOf(query)
         const years = { yearFrom: yearOf(year_from), yearTo: yearOf(year_to) }
-        const slice = await catalogue.listAlbums(artistId, page, { q, sort, ...years })
-        return paginate(albumsOf(artistId), page, slice, keptQuery({ q, sort, year_from, year_to }), request)
+        const slice = await catalogue.listAlbums(artistId, page, { q, sort, ...years, kind })
+        return paginate(albumsOf(artistId), page, slice, keptQuery({ q, sort, year_from, year_to, kind }), request)
       },
       {
         params: ArtistIdParams,
@@ -54,7 +54,7 @@ export const albumRoutes = (
           operationId: 'getAllAlbums',
           summary: "List an artist's albums",
           description:
-            'The albums of one artist, a page at a time, in id order. An artist without albums gives an empty page; an unknown artist is 404. `q`, `year_from`, `year_to` and `sort` (extensions of the published contract) search by name, keep the albums released in a range of years (both ends included; an album without a year is outside every range; a range whose start is after its end holds none) and order by id, year or name, either way; `meta.total` counts the matches and `meta.next` keeps them all.',
+            'The albums of one artist, a page at a time, in id order. An artist without albums gives an empty page; an unknown artist is 404. `q`, `year_from`, `year_to`, `kind` and `sort` (extensions of the published contract) search by name, keep the albums released in a range of years (both ends included; an album without a year is outside every range; a range whose start is after its end holds none), keep the albums of one kind of release (`kind=live`) and order by id, year or name, either way; `meta.total` counts the matches and `meta.next` keeps them all.',
           tags: ['Artists'],
           security: publicAccess,
         },

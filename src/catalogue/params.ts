@@ -2,6 +2,7 @@ import { t } from 'elysia'
 import { IntegerParam } from '../http/integer-param.ts'
 import { PageQuery } from '../http/pagination.ts'
 import { queryParameters } from '../http/query-params.ts'
+import { ALBUM_KINDS } from '../model/album.ts'
 import { STORABLE } from '../model/rules.ts'
 import { ALBUM_SORTS, ARTIST_SORTS, MAX_SEARCH_LENGTH } from '../model/search.ts'
 
@@ -57,12 +58,26 @@ const yearBound = (end: string) =>
     }),
   )
 
-/** The query of an artist's album list: a page, a search by name, a range of years, an order. */
+/**
+ * `kind` in an album list's query: one of the kinds, or left out for every kind. Without the default `UnionEnum`
+ * gives its first value, which would keep the studio albums of a list that names no kind.
+ */
+function kindParam() {
+  const param = t.UnionEnum(ALBUM_KINDS, {
+    description: 'Only albums of this kind of release. An extension of the published contract.',
+    error: `one of ${ALBUM_KINDS.join(', ')}`,
+  })
+  delete param.default
+  return param
+}
+
+/** The query of an artist's album list: a page, a search by name, a range of years, a kind, an order. */
 export const AlbumListQuery = queryParameters({
   ...PageQuery.properties,
   q: searchText('albums whose name contains'),
   year_from: yearBound('in or after this year'),
   year_to: yearBound('in or before this year'),
+  kind: t.Optional(kindParam()),
   sort: t.Optional(
     t.UnionEnum(
       ALBUM_SORTS,

@@ -68,6 +68,17 @@ function internalKeyword(schema: object, key: string, nested: unknown): boolean 
   return OF_TYPE[schema.type]?.(nested) === false
 }
 
+/**
+ * The `enum` of a schema as the server validates it: the generator writes a nullable choice of strings (an album's
+ * `kind`, which a body may send as null) as `type: ["string", "null"]` with the strings alone in `enum`, which
+ * refuses the null the type allows; null joins the enum.
+ */
+function nullableEnum(schema: object, key: string, nested: unknown): unknown {
+  if (key !== 'enum' || !Array.isArray(nested) || nested.includes(null)) return nested
+  const type = (schema as { type?: unknown }).type
+  return Array.isArray(type) && type.includes('null') ? [...nested, null] : nested
+}
+
 /** `value` without the keywords of its schemas that are for the server alone (`internalKeyword`). */
 function forClients(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(forClients)
@@ -75,7 +86,7 @@ function forClients(value: unknown): unknown {
   return Object.fromEntries(
     Object.entries(value)
       .filter(([key, nested]) => !internalKeyword(value, key, nested))
-      .map(([key, nested]) => [key, forClients(nested)]),
+      .map(([key, nested]) => [key, forClients(nullableEnum(value, key, nested))]),
   )
 }
 

@@ -9,11 +9,45 @@ import { IMAGE_RULES, NAME_RULES, RECORD_ID, STORED_ID } from './rules.ts'
 /** The earliest year an album may carry. */
 export const FIRST_YEAR = 1900
 
+/**
+ * The kinds of release, one per album: what a listener gets, in MusicBrainz's terms where they have one. `studio` is
+ * an album of new studio recordings (MusicBrainz's primary type Album); `live`, `compilation` and `soundtrack` are
+ * its secondary types of those names; `ep` is a record shorter than an album (a mini-album, a maxi single);
+ * `re-recordings` is a studio album of new recordings of songs the artist had already released.
+ */
+const kind = Type.Union(
+  [
+    Type.Literal('studio'),
+    Type.Literal('live'),
+    Type.Literal('ep'),
+    Type.Literal('compilation'),
+    Type.Literal('soundtrack'),
+    Type.Literal('re-recordings'),
+  ],
+  { examples: ['live'] },
+)
+
+/** A kind of release. */
+export type AlbumKind = Static<typeof kind>
+
+/** Every kind of release, in the order the documentation lists them. */
+export const ALBUM_KINDS = kind.anyOf.map((each) => each.const) as readonly AlbumKind[] as readonly [
+  AlbumKind,
+  ...AlbumKind[],
+]
+
+/** The kind of an album that does not say: albums stored before kinds were kept are studio albums. */
+export const DEFAULT_KIND: AlbumKind = 'studio'
+
 /** Each field of an album a client sends, as served and documented. */
 const fields = {
   name: Type.String({ description: 'The title, as released.', examples: ['Artaud'] }),
   year: Type.Integer({ description: 'Year of first release.', examples: [1973] }),
   image: Type.String({ description: 'A cover: an absolute http(s) URL or a path on this server.' }),
+  kind: Type.Union(kind.anyOf, {
+    ...kind,
+    description: `The kind of release: ${ALBUM_KINDS.map((each) => `\`${each}\``).join(', ')}; \`${DEFAULT_KIND}\` when not given. \`studio\` is an album of new studio recordings, \`ep\` a record shorter than an album, \`re-recordings\` a studio album of new recordings of songs already released. An extension of the published contract.`,
+  }),
 }
 
 /** What a client's value must also be, field by field; the latest year allowed is next year. */
@@ -25,6 +59,7 @@ const rules = (latestYear: number) => ({
     description: `Year of first release, ${FIRST_YEAR}–${latestYear}.`,
   },
   image: IMAGE_RULES,
+  kind: { error: `one of ${ALBUM_KINDS.join(', ')}` },
 })
 
 const required = ['name'] as const
@@ -59,6 +94,7 @@ export const AlbumInput = (latestYear: number) =>
       examples: [
         { name: 'Artaud', year: 1973 },
         { name: 'Clics modernos', year: 1983 },
+        { name: 'Adiós Sui Generis', year: 1975, kind: 'live' },
       ],
     },
   )
@@ -109,6 +145,9 @@ export const StoredAlbum = Type.Object({
  * The fields to store for a client's album: the name trimmed, null unset, `id` dropped (the store assigns it). Used
  * for the API's bodies and the seed file alike; the artist comes from elsewhere (the path, the seed file's nesting).
  */
-export function albumFields({ name, year, image }: Omit<AlbumInput, 'id'>): Omit<Album, 'id' | 'artistId'> {
-  return { name: name.trim(), year: year ?? undefined, image: image ?? undefined }
+export function albumFields({ name, year, image, kind }: Omit<AlbumInput, 'id'>): Omit<Album, 'id' | 'artistId'> {
+  return { name: name.trim(), year: year ?? undefined, image: image ?? undefined, kind: kind ?? DEFAULT_KIND }
 }
+
+/** The kind of `album`: {@link DEFAULT_KIND} for one stored before kinds were kept. */
+export const kindOf = (album: { kind?: AlbumKind | null }): AlbumKind => album.kind ?? DEFAULT_KIND

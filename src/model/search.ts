@@ -2,6 +2,7 @@
  * How lists are searched and ordered, in the catalogue's own terms: a search ignores case and accents, and names
  * sort as a Spanish reader expects. Every store applies these rules, however it keeps its data.
  */
+import { type AlbumKind, kindOf } from './album.ts'
 
 /** The longest search text, in characters: the API refuses a longer one; the pages search for its start. */
 export const MAX_SEARCH_LENGTH = 200
@@ -24,12 +25,18 @@ export interface ListQuery<S extends string> {
 
 /**
  * What an album list is narrowed by besides `q`: the years from `yearFrom` to `yearTo`, both included, either end
- * open when left out. An album without a year is outside every range: its year is unknown, not any year.
+ * open when left out. An album without a year is outside every range: its year is unknown, not any year. `kind`
+ * keeps the albums of that kind only (an album stored without one is a studio album).
  */
 export interface AlbumQuery extends ListQuery<AlbumSort> {
   yearFrom?: number
   yearTo?: number
+  kind?: AlbumKind
 }
+
+/** Whether `album` is of the kind `query` names (always, when it names none). */
+export const ofKind = (album: { kind?: AlbumKind }, { kind }: AlbumQuery): boolean =>
+  kind === undefined || kindOf(album) === kind
 
 /** Whether `year` is in the range of `query` (always, when the query names no range). */
 export function inYears(year: number | undefined, { yearFrom, yearTo }: AlbumQuery): boolean {

@@ -1,3 +1,4 @@
+import { DEFAULT_KIND } from './album.ts'
 import type { StoreDocument, StoredDocument } from './store-document.ts'
 
 /**
@@ -11,6 +12,7 @@ import type { StoreDocument, StoredDocument } from './store-document.ts'
  * | {@link withoutNulls}   | 0.1 builds: null for an unset artist or album field | test/store/json-file.test.ts         |
  * | {@link withDisabledAt} | builds before accounts could be disabled            | test/store/disabled-users.test.ts    |
  * | {@link withEpochs}     | builds before credentials epochs                    | test/store/credentials-epoch.test.ts |
+ * | {@link withKinds}      | builds before albums had a kind                     | test/store/album-kinds.test.ts       |
  *
  * Each step keeps the records already in the current form as they are (no copies), so a current file costs one pass.
  * The document's schema (`StoreDocument`) accepts the older forms, and a field a step adds is optional there.
@@ -18,7 +20,18 @@ import type { StoreDocument, StoredDocument } from './store-document.ts'
 export function upgradeDocument(document: StoredDocument): StoreDocument {
   withDisabledAt(document)
   withEpochs(document)
-  return withoutNulls(document)
+  const upgraded = withoutNulls(document)
+  withKinds(upgraded)
+  return upgraded
+}
+
+/** Every album with its `kind`: a studio album when the file has none (or null, as 0.1 builds wrote unset fields). */
+function withKinds(document: StoreDocument): void {
+  const albums = document.albums
+  for (let i = 0; i < albums.length; i++) {
+    const album = albums[i] as StoreDocument['albums'][number]
+    if (album.kind === undefined) albums[i] = { ...album, kind: DEFAULT_KIND }
+  }
 }
 
 const hasNull = (record: object) => Object.values(record).includes(null)

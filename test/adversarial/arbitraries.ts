@@ -197,6 +197,8 @@ export function validString(schema: Schema): fc.Arbitrary<string> {
 
 /** Valid values of one body property. */
 export function validValue(schema: Schema): fc.Arbitrary<unknown> {
+  // A choice (an album's kind): one of its values, null among them when the property may be null.
+  if (Array.isArray(schema.enum)) return fc.constantFrom(...(schema.enum as unknown[]))
   const options = typesOf(schema).map((type): fc.Arbitrary<unknown> => {
     switch (type) {
       case 'null':

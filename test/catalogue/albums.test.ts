@@ -54,19 +54,20 @@ describe('POST /api/v1/artists/{artistId}/albums', () => {
     const { call, addAlbum } = await withArtists()
     const { status, json, headers } = await addAlbum({ ...artaud, id: 77 })
     expect(status).toBe(201)
-    expect(json).toStrictEqual({ id: 1, artistId: 1, ...artaud })
+    expect(json).toStrictEqual({ id: 1, artistId: 1, ...artaud, kind: 'studio' })
     expect(headers.get('location')).toBe('/api/v1/artists/1/albums/1')
     const read = await call(headers.get('location') as string)
     expect(read.status).toBe(200)
     expect(read.json).toStrictEqual(json)
   })
 
-  test('leaves an unset year and image out of the answer; null is the same as leaving them out', async () => {
+  test('leaves an unset year and image out of the answer, and makes it a studio album; null is the same as leaving them out', async () => {
     const { addAlbum } = await withArtists()
     for (const body of [{ name: 'Artaud' }, { name: 'Artaud', year: null, image: null }]) {
       const { status, json } = await addAlbum(body)
       expect(status).toBe(201)
-      expect(Object.keys(json)).toEqual(['id', 'artistId', 'name'])
+      expect(Object.keys(json)).toEqual(['id', 'artistId', 'name', 'kind'])
+      expect(json.kind).toBe('studio')
     }
   })
 

@@ -60,7 +60,7 @@ test.each([
         band: 'Los Beatniks',
       })
       expect((await read(albums)).json.data).toEqual([
-        { id: kept.id, artistId: artist.id, name: '30 minutos de vida', year: 1971 },
+        { id: kept.id, artistId: artist.id, name: '30 minutos de vida', year: 1971, kind: 'studio' },
       ])
       expect((await read(`${albums}/${removed.id}`)).status).toBe(404)
       // Ids are never given again, a removed album's included.

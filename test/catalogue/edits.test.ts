@@ -128,7 +128,12 @@ describe('PUT /api/v1/artists/{id}/albums/{albumId}', () => {
     const { send, albumUrl, call, album } = await withAlbum()
     const replaced = await send('PUT', albumUrl, { name: 'Artaud (remastered)' })
     expect(replaced.status).toBe(200)
-    expect(replaced.json).toEqual({ id: album.json.id, artistId: album.json.artistId, name: 'Artaud (remastered)' })
+    expect(replaced.json).toEqual({
+      id: album.json.id,
+      artistId: album.json.artistId,
+      name: 'Artaud (remastered)',
+      kind: 'studio',
+    })
     expect(replaced.headers.get('etag')).not.toBe(album.headers.get('etag'))
     expect((await call(albumUrl)).json).toEqual(replaced.json)
   })
@@ -139,7 +144,10 @@ describe('PUT /api/v1/artists/{id}/albums/{albumId}', () => {
       { pointer: '/year', detail: expect.stringContaining(String(NEXT_YEAR)) },
     ])
     expect((await send('PUT', albumUrl, { name: 'A', year: NEXT_YEAR })).status).toBe(200)
-    expect((await send('PUT', albumUrl, { name: 'A', kind: 'live' })).status).toBe(400)
+    expect((await send('PUT', albumUrl, { name: 'A', genre: 'rock' })).status).toBe(400)
+    expect((await send('PUT', albumUrl, { name: 'A', kind: 'bootleg' })).json.errors).toEqual([
+      { pointer: '/kind', detail: expect.stringContaining('one of studio, live, ep') },
+    ])
     expect((await send('PUT', albumUrl, { id: 999, name: 'A' })).json.errors[0].pointer).toBe('/id')
     expect((await send('PUT', albumUrl, {})).status).toBe(400)
     expect((await call(albumUrl)).json.year).toBe(NEXT_YEAR)

@@ -62,7 +62,13 @@ describe('the history of an artist', () => {
     ])
     expect(history.json.meta).toEqual({ limit: 10, offset: 0, total: 7, next: null })
     const [deleted, , , , patchedChange, , first] = history.json.data
-    expect(deleted.album).toEqual({ id: album.json.id, artistId: created.json.id, name: 'Riff', year: 1981 })
+    expect(deleted.album).toEqual({
+      id: album.json.id,
+      artistId: created.json.id,
+      name: 'Riff',
+      year: 1981,
+      kind: 'studio',
+    })
     expect(patchedChange.artist).toEqual({ id: created.json.id, name: 'Pappo' })
     expect(first.artist).toEqual(created.json)
     expect(Date.parse(first.at)).toBeLessThanOrEqual(Date.parse(deleted.at))

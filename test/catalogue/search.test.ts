@@ -281,7 +281,7 @@ describe('/openapi.json', () => {
     [
       '/api/v1/artists/{artistId}/albums',
       ['id', '-id', 'year', '-year', 'name', '-name'],
-      ['limit', 'offset', 'q', 'year_from', 'year_to', 'sort'],
+      ['limit', 'offset', 'q', 'year_from', 'year_to', 'kind', 'sort'],
     ],
   ])('documents q and sort on %s as extensions of the published contract', async (path, sorts, names) => {
     const parameters = (await servedDocument()).paths[path]?.get?.parameters ?? []

@@ -80,7 +80,7 @@ describe('createClient', () => {
       band: 'Los Beatniks',
     })
     const replaced = await api.albums.update(moris.id, album.id, { name: '30 minutos de vida' })
-    expect(replaced).toEqual({ id: album.id, artistId: moris.id, name: '30 minutos de vida' })
+    expect(replaced).toEqual({ id: album.id, artistId: moris.id, name: '30 minutos de vida', kind: 'studio' })
     expect(await api.albums.patch(moris.id, album.id, { year: 1970 })).toEqual({ ...replaced, year: 1970 })
     expect(await api.albums.delete(moris.id, album.id)).toBeUndefined()
     expect((await problemOf(api.albums.get(moris.id, album.id)))?.status).toBe(404)

@@ -56,7 +56,9 @@ describe('server.namespace(name), from the npm package', () => {
       artists: 1,
       albums: 1,
     })
-    expect(await ns.state()).toEqual({ artists: [{ name: 'Uno', albums: [{ name: 'Primero', year: 1991 }] }] })
+    expect(await ns.state()).toEqual({
+      artists: [{ name: 'Uno', albums: [{ name: 'Primero', year: 1991, kind: 'studio' }] }],
+    })
     await ns.reset()
     expect((await ns.state()).artists).toHaveLength(32)
     await ns.load({ artists: [] })

@@ -51,7 +51,7 @@ describe('the compiled executable', () => {
     const list = (await (await fetch(`${second.url}/api/v1/artists`)).json()) as { data: { name: string }[] }
     expect(list.data.map((artist) => artist.name).sort()).toEqual(['Cerati', 'García', 'Spinetta'])
     const albums = (await (await fetch(`${second.url}/api/v1/artists/2/albums`)).json()) as { data: unknown[] }
-    expect(albums.data).toStrictEqual([{ id: 1, artistId: 2, name: 'Clics modernos', year: 1983 }])
+    expect(albums.data).toStrictEqual([{ id: 1, artistId: 2, name: 'Clics modernos', year: 1983, kind: 'studio' }])
   })
 
   // SIGHUP too: a closed terminal or an operator's `kill -HUP` must not cut writes off (it used to exit 129 at once).

@@ -61,7 +61,7 @@ describe('parseCatalogue', () => {
     [
       'an unknown album property',
       catalogue(artist({ albums: [{ name: 'A', tracks: 9 }] })),
-      '/artists/0/albums/0/tracks: is not a known property (known: name, year, image, sources, note)',
+      '/artists/0/albums/0/tracks: is not a known property (known: name, year, image, kind, sources, note)',
     ],
     [
       'an unknown artist property beside the editorial ones',
@@ -127,7 +127,7 @@ describe('parseCatalogue', () => {
       LATEST,
     )
     expect(JSON.parse(JSON.stringify(entries))).toStrictEqual([
-      { name: 'Moris', albums: [{ name: '30 minutos de vida', year: 1970 }] },
+      { name: 'Moris', albums: [{ name: '30 minutos de vida', year: 1970, kind: 'studio' }] },
     ])
   })
 

@@ -102,7 +102,7 @@ describe('seedStore with a catalogue file', () => {
         albums: [
           { name: 'Huinca', year: 1972 },
           { name: 'Sin año', image: null },
-          { name: 'Local', image: '/x.png' },
+          { name: 'Local', image: '/x.png', kind: 'live' },
         ],
       },
       { name: 'Sin discos', description: 'Nothing yet.', image: null, albums: [] },
@@ -123,9 +123,9 @@ describe('seedStore with a catalogue file', () => {
           { id: 2, name: 'Sin discos', description: 'Nothing yet.' },
         ],
         albums: [
-          { id: 1, artistId: 1, name: 'Huinca', year: 1972, image: '/covers/albums/1.svg' },
-          { id: 2, artistId: 1, name: 'Sin año' },
-          { id: 3, artistId: 1, name: 'Local', image: '/x.png' },
+          { id: 1, artistId: 1, name: 'Huinca', year: 1972, image: '/covers/albums/1.svg', kind: 'studio' },
+          { id: 2, artistId: 1, name: 'Sin año', kind: 'studio' },
+          { id: 3, artistId: 1, name: 'Local', image: '/x.png', kind: 'live' },
         ],
       })
     } finally {
@@ -168,7 +168,9 @@ describe('seedStore with a catalogue file', () => {
       expect(await seedStore(store, file)).toEqual({ seeded: true, artists: 1, albums: 1 })
       expect(JSON.parse(JSON.stringify(await contents(store)))).toStrictEqual({
         artists: [{ id: 1, name: 'Moris', band: 'Los Beatniks', image: '/covers/artists/1.svg' }],
-        albums: [{ id: 1, artistId: 1, name: '30 minutos de vida', year: 1970, image: '/covers/albums/1.svg' }],
+        albums: [
+          { id: 1, artistId: 1, name: '30 minutos de vida', year: 1970, image: '/covers/albums/1.svg', kind: 'studio' },
+        ],
       })
     } finally {
       removeDir(dir)
@@ -194,7 +196,7 @@ describe('seedStore with a catalogue file', () => {
       'x',
     )
     expect(JSON.parse(JSON.stringify([withBand, blankBand]))).toStrictEqual([
-      { name: 'A', band: 'B', albums: [{ name: 'C' }] },
+      { name: 'A', band: 'B', albums: [{ name: 'C', kind: 'studio' }] },
       { name: 'D', albums: [] },
     ])
   })

@@ -40,7 +40,15 @@ describe.each(backends)('albums.replace and albums.remove over %s', (_, skipped,
     const store = await seeded(open)
     expect(await names(store, 'name')).toEqual(['Alma de diamante', 'Artaud', 'Pescado 2'])
     const replaced = await store.albums.replace({ id: 2, artistId: 1, name: 'Durazno sangrando' })
-    expect(replaced).toEqual({ id: 2, artistId: 1, name: 'Durazno sangrando', year: undefined, image: undefined })
+    // Replaced without a kind, it is a studio album.
+    expect(replaced).toEqual({
+      id: 2,
+      artistId: 1,
+      name: 'Durazno sangrando',
+      year: undefined,
+      image: undefined,
+      kind: 'studio',
+    })
     expect(await store.albums.get(2)).toEqual(replaced as never)
     expect(await names(store, 'name')).toEqual(['Alma de diamante', 'Artaud', 'Durazno sangrando'])
     // An album without a year comes last in year order.
@@ -101,10 +109,13 @@ describe.each(backends)('albums.replace and albums.remove over %s', (_, skipped,
         2,
       )
       expect(changes).toEqual([
-        { kind: 'album-updated', album: { id: 1, artistId: 1, name: 'Artaud', year: 1974, image: undefined } },
+        {
+          kind: 'album-updated',
+          album: { id: 1, artistId: 1, name: 'Artaud', year: 1974, image: undefined, kind: 'studio' },
+        },
         {
           kind: 'album-deleted',
-          album: { id: 3, artistId: 1, name: 'Alma de diamante', year: 1980, image: undefined },
+          album: { id: 3, artistId: 1, name: 'Alma de diamante', year: 1980, image: undefined, kind: 'studio' },
         },
       ] as never)
     },

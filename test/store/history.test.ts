@@ -63,7 +63,13 @@ describe.each(backends)('the history over %s', (_, skipped, open) => {
     // The record as it became; for a removal, the album as it was.
     expect(items[4]?.artist).toEqual({ id: created.id, name: 'Pappo' } as never)
     expect(items[3]?.artist).toEqual({ id: created.id, name: 'Pappo', band: 'Riff' } as never)
-    expect(items[1]?.album).toEqual({ id: album?.id, artistId: created.id, name: 'Riff I', year: 1980 } as never)
+    expect(items[1]?.album).toEqual({
+      id: album?.id,
+      artistId: created.id,
+      name: 'Riff I',
+      year: 1980,
+      kind: 'studio',
+    } as never)
     expect(items[0]?.album).toEqual(items[1]?.album as never)
     expect(items[0]?.artist).toBeUndefined()
     // Another artist's history is its own; an unknown artist has none.

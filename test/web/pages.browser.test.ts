@@ -228,7 +228,7 @@ describe.skipIf(missing && !inCi)('the web pages, in headless Chromium against t
       // Through the API, and only with the user's own bearer token.
       const response = await fetch(`${server.url}/api/v1/artists/33/albums`)
       expect(((await response.json()) as { data: unknown[] }).data).toEqual([
-        { id: expect.any(Number), artistId: 33, name: 'Claudia Puyó', year: 1987 },
+        { id: expect.any(Number), artistId: 33, name: 'Claudia Puyó', year: 1987, kind: 'studio' },
       ])
 
       await page.getByRole('button', { name: 'Log out' }).click()

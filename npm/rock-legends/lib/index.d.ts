@@ -317,6 +317,12 @@ export interface ArtistInput {
   id?: number
 }
 
+/**
+ * The kind of release: `studio` (an album of new studio recordings), `live`, `ep` (shorter than an album),
+ * `compilation`, `soundtrack`, or `re-recordings` (a studio album of new recordings of songs already released).
+ */
+export type AlbumKind = 'studio' | 'live' | 'ep' | 'compilation' | 'soundtrack' | 're-recordings'
+
 /** An album of an artist. */
 export interface Album {
   id: number
@@ -325,6 +331,8 @@ export interface Album {
   /** Year of first release. */
   year?: number
   image?: string
+  /** The kind of release; the service serves one for every album. */
+  kind?: AlbumKind
 }
 
 /**
@@ -345,6 +353,8 @@ export interface AlbumInput {
   name: string
   year?: number | null
   image?: string | null
+  /** `studio` when left out or null. */
+  kind?: AlbumKind | null
   /** Ignored on create; on update it must be absent or equal to the path id. */
   id?: number
 }
@@ -354,6 +364,8 @@ export interface AlbumPatch {
   name?: string
   year?: number | null
   image?: string | null
+  /** `null` makes it `studio` again. */
+  kind?: AlbumKind | null
   /** Must be absent or equal to the path id. */
   id?: number
 }
@@ -496,7 +508,7 @@ export interface Client {
     history(artistId: number, query?: ListQuery): Promise<Page<ArtistChange>>
   }
   albums: {
-    /** `GET /api/v1/artists/{artistId}/albums`. */
+    /** `GET /api/v1/artists/{artistId}/albums`; `query` may also name `q`, `sort`, `year_from`, `year_to` and `kind`. */
     list(artistId: number, query?: ListQuery): Promise<Page<Album>>
     /** `GET /api/v1/artists/{artistId}/albums/{albumId}`. */
     get(artistId: number, albumId: number): Promise<Album>

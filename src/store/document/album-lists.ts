@@ -1,5 +1,13 @@
 import type { Album } from '../../model/album.ts'
-import { type AlbumQuery, type AlbumSort, compareKeys, inYears, nameKey, searchable } from '../../model/search.ts'
+import {
+  type AlbumQuery,
+  type AlbumSort,
+  compareKeys,
+  inYears,
+  nameKey,
+  ofKind,
+  searchable,
+} from '../../model/search.ts'
 import type { Page, Slice } from '../store.ts'
 
 const folded = new WeakMap<Album, string>()
@@ -70,7 +78,7 @@ function inOrder(albums: readonly Album[], order: Order): readonly Album[] {
 
 /**
  * One page of `albums` (one artist's, in id order) matching `q` in their names, ignoring case and accents, and in
- * the query's range of years, in the order `sort` names. Folded names and name keys are made once per record, and
+ * the query's range of years and of its kind, in the order `sort` names. Folded names and name keys are made once per record, and
  * each order once per state of the list, so a request filters at most (one scan of the artist's albums) and never
  * sorts the same list again.
  */
@@ -81,8 +89,11 @@ export function listAlbums(albums: readonly Album[], { limit, offset }: Page, qu
   const ranged = query.yearFrom !== undefined || query.yearTo !== undefined
   // Filtering an ordered list keeps its order: the matches need no sort of their own.
   const selected =
-    needle === '' && !ranged
+    needle === '' && !ranged && query.kind === undefined
       ? ordered
-      : ordered.filter((album) => (needle === '' || foldedName(album).includes(needle)) && inYears(album.year, query))
+      : ordered.filter(
+          (album) =>
+            (needle === '' || foldedName(album).includes(needle)) && inYears(album.year, query) && ofKind(album, query),
+        )
   return { items: selected.slice(offset, offset + limit), total: selected.length }
 }

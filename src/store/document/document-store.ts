@@ -1,6 +1,6 @@
 import { Low, Memory } from 'lowdb'
 import type { StoreMetrics } from '../../metrics/metrics.ts'
-import type { Album } from '../../model/album.ts'
+import { type Album, DEFAULT_KIND } from '../../model/album.ts'
 import type { Artist } from '../../model/artist.ts'
 import type { CatalogueEntry } from '../../model/catalogue.ts'
 import { type Credential, isDead, type NewCredential } from '../../model/credential.ts'
@@ -52,12 +52,13 @@ const artistRecord = (id: number, { name, description, image, band }: New<Artist
   image: image ?? undefined,
   band: band ?? undefined,
 })
-const albumRecord = (id: number, { artistId, name, year, image }: New<Album>): Album => ({
+const albumRecord = (id: number, { artistId, name, year, image, kind }: New<Album>): Album => ({
   id,
   artistId,
   name,
   year: year ?? undefined,
   image: image ?? undefined,
+  kind: kind ?? DEFAULT_KIND,
 })
 
 /**

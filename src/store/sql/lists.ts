@@ -66,7 +66,7 @@ export async function listArtists(
 }
 
 /**
- * A page of an artist's albums matching `query` (by name, in a range of years), and their total (the artist's
+ * A page of an artist's albums matching `query` (by name, in a range of years, of a kind), and their total (the artist's
  * `album_count`, or the count of the matches); `undefined` for an unknown artist. An album without a year is outside
  * every range (`NULL` compares to nothing).
  */
@@ -80,12 +80,13 @@ export async function listAlbums(
   const order = sql.unsafe(ALBUM_ORDERS[query.sort ?? 'id'] ?? ALBUM_ORDERS.id)
   const from = query.yearFrom ?? null
   const to = query.yearTo ?? null
+  const kind = query.kind ?? null
   const rows =
-    needle === '' && from === null && to === null
+    needle === '' && from === null && to === null && kind === null
       ? await sql`
-        SELECT ar.album_count AS total, al.id, al.artist_id, al.name, al.year, al.image
+        SELECT ar.album_count AS total, al.id, al.artist_id, al.name, al.year, al.image, al.kind
         FROM rl_artists AS ar LEFT JOIN LATERAL (
-          SELECT id, artist_id, name, year, image FROM rl_albums WHERE artist_id = ar.id
+          SELECT id, artist_id, name, year, image, kind FROM rl_albums WHERE artist_id = ar.id
           ORDER BY ${order} LIMIT ${page.limit} OFFSET ${page.offset}
         ) AS al ON true
         WHERE ar.id = ${artistId}`
@@ -93,12 +94,14 @@ export async function listAlbums(
         SELECT
           (SELECT count(*) FROM rl_albums WHERE artist_id = ar.id AND strpos(folded_name, ${needle}) > 0
             AND (${from}::int IS NULL OR year >= ${from}::int) AND (${to}::int IS NULL OR year <= ${to}::int)
+            AND (${kind}::text IS NULL OR kind = ${kind}::text)
           ) AS total,
-          al.id, al.artist_id, al.name, al.year, al.image
+          al.id, al.artist_id, al.name, al.year, al.image, al.kind
         FROM rl_artists AS ar LEFT JOIN LATERAL (
-          SELECT id, artist_id, name, year, image FROM rl_albums
+          SELECT id, artist_id, name, year, image, kind FROM rl_albums
           WHERE artist_id = ar.id AND strpos(folded_name, ${needle}) > 0
             AND (${from}::int IS NULL OR year >= ${from}::int) AND (${to}::int IS NULL OR year <= ${to}::int)
+            AND (${kind}::text IS NULL OR kind = ${kind}::text)
           ORDER BY ${order} LIMIT ${page.limit} OFFSET ${page.offset}
         ) AS al ON true
         WHERE ar.id = ${artistId}`

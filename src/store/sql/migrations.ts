@@ -288,6 +288,18 @@ export const MIGRATIONS: readonly Migration[] = [
       'CREATE INDEX IF NOT EXISTS rl_history_by_artist ON rl_history (artist_id, id)',
     ],
   },
+  {
+    version: 11,
+    name: 'the kind of each album',
+    statements: [
+      // Every album stored before kinds were kept is a studio album (src/model/album.ts, DEFAULT_KIND). The list is
+      // written out, not taken from the model: a migration never changes once released, a new kind is a new one.
+      "ALTER TABLE rl_albums ADD COLUMN IF NOT EXISTS kind TEXT NOT NULL DEFAULT 'studio'",
+      'ALTER TABLE rl_albums DROP CONSTRAINT IF EXISTS rl_albums_kind_check',
+      `ALTER TABLE rl_albums ADD CONSTRAINT rl_albums_kind_check CHECK (kind IN (
+        'studio', 'live', 'ep', 'compilation', 'soundtrack', 're-recordings'))`,
+    ],
+  },
 ]
 
 /** The version of the schema this build expects. */

@@ -2,7 +2,7 @@
  * Records to rows and back. The columns a search and an order need (folded names, name keys) are computed here, by
  * the same functions the document store uses (src/model/search.ts), so both stores find and order alike.
  */
-import type { Album } from '../../model/album.ts'
+import { type Album, type AlbumKind, DEFAULT_KIND } from '../../model/album.ts'
 import type { Artist } from '../../model/artist.ts'
 import type { Credential, NewCredential } from '../../model/credential.ts'
 import type { New } from '../../model/form.ts'
@@ -42,13 +42,14 @@ export function artistRow(id: number, { name, description, image, band }: New<Ar
 }
 
 /** The columns of an album row. */
-export function albumRow(id: number, { artistId, name, year, image }: New<Album>) {
+export function albumRow(id: number, { artistId, name, year, image, kind }: New<Album>) {
   return {
     id,
     artist_id: artistId,
     name,
     year: year ?? null,
     image: image ?? null,
+    kind: kind ?? DEFAULT_KIND,
     name_key: keyBytes(name),
     folded_name: searchable(name),
   }
@@ -57,7 +58,7 @@ export function albumRow(id: number, { artistId, name, year, image }: New<Album>
 /** The columns an artist is read from. */
 export const ARTIST_COLUMNS = 'id, name, description, image, band'
 /** The columns an album is read from. */
-export const ALBUM_COLUMNS = 'id, artist_id, name, year, image'
+export const ALBUM_COLUMNS = 'id, artist_id, name, year, image, kind'
 
 // Records are handed out frozen, as the document store's are: nothing may edit one in place (a page cache holds them).
 // BIGINT arrives as a string (Bun.SQL's default, which keeps ids beyond 2^53 intact in transit); ids fit a number.
@@ -82,6 +83,8 @@ export const albumOf = (row: Record<string, unknown>): Album =>
     name: row.name as string,
     year: optional(row.year as number | null),
     image: optional(row.image as string | null),
+    // A change recorded before kinds were kept holds none: its album was a studio album.
+    kind: (row.kind as AlbumKind | null | undefined) ?? DEFAULT_KIND,
   })
 
 /** The columns of a user row; `email_key` is `emailKey(email)`, unique. */

@@ -451,13 +451,13 @@ export class SqlStore implements Store {
         const row = albumRow(album.id, album)
         // Locked until the commit, as an artist's replace locks its row: of two writers that read one tag, one wins.
         const [locked] = await tx`
-          SELECT id, artist_id, name, year, image FROM rl_albums
+          SELECT id, artist_id, name, year, image, kind FROM rl_albums
           WHERE id = ${row.id} AND artist_id = ${row.artist_id} FOR UPDATE`
         if (!locked) return undefined
         const current = albumOf(locked)
         if (!holds(condition, albumTag(current))) throw new StaleVersionError(current)
         await tx`
-          UPDATE rl_albums SET name = ${row.name}, year = ${row.year}, image = ${row.image},
+          UPDATE rl_albums SET name = ${row.name}, year = ${row.year}, image = ${row.image}, kind = ${row.kind},
             name_key = ${row.name_key}, folded_name = ${row.folded_name}
           WHERE id = ${row.id}`
         const replaced = albumOf(row)
@@ -472,7 +472,7 @@ export class SqlStore implements Store {
         // albums, which inserts check against the maximum, drops in the same transaction as the album goes.
         if (!(await lockedArtist(tx, artistId))) return undefined
         const [locked] = await tx`
-          SELECT id, artist_id, name, year, image FROM rl_albums
+          SELECT id, artist_id, name, year, image, kind FROM rl_albums
           WHERE id = ${id} AND artist_id = ${artistId} FOR UPDATE`
         if (!locked) return undefined
         const current = albumOf(locked)

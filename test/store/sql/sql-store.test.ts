@@ -198,9 +198,9 @@ describe.skipIf(skip)('SqlStore answers as the document store does', () => {
       sql.albums.insert({ artistId: artist.id, name: 'Pappo’s Blues', year: 1971 }),
     ])
     expect(outcomes.map((album) => album && exact(album))).toEqual([
-      { id: 1, artistId: artist.id, name: 'Riff' },
+      { id: 1, artistId: artist.id, name: 'Riff', kind: 'studio' },
       undefined,
-      { id: 2, artistId: artist.id, name: 'Pappo’s Blues', year: 1971 },
+      { id: 2, artistId: artist.id, name: 'Pappo’s Blues', year: 1971, kind: 'studio' },
     ])
     expect((await sql.albums.listByArtist(artist.id, { limit: 10, offset: 0 }))?.total).toBe(2)
   })
@@ -350,8 +350,8 @@ describe.skipIf(skip)('SqlStore: seeding, snapshot and restore', () => {
     ])
     expect(exact(await sql.albums.listByArtist(1, { limit: 10, offset: 0 }, { sort: 'year' }))).toEqual({
       items: [
-        { id: 1, artistId: 1, name: 'Clics modernos', year: 1983, image: '/covers/album/1.svg' },
-        { id: 2, artistId: 1, name: 'Piano Bar', image: '/covers/album/2.svg' },
+        { id: 1, artistId: 1, name: 'Clics modernos', year: 1983, image: '/covers/album/1.svg', kind: 'studio' },
+        { id: 2, artistId: 1, name: 'Piano Bar', image: '/covers/album/2.svg', kind: 'studio' },
       ],
       total: 2,
     })
