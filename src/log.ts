@@ -241,7 +241,7 @@ export function jsonLine(level: LogLevel, message: string, fields: Record<string
   return printableJson(JSON.stringify({ time: new Date().toISOString(), level, message, ...fields }))
 }
 
-/** The pretty line of a message and its fields: `seeded the catalogue artists=32 albums=289`. */
+/** The pretty line of a message and its fields: `seeded the catalogue artists=32 albums=307`. */
 function prettyLine(message: string, fields: Record<string, unknown>): string {
   const extra = Object.entries(fields)
     .filter(([, value]) => value !== undefined)

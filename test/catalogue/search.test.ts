@@ -20,9 +20,10 @@ describe('GET /api/v1/artists?q=', () => {
     ['garcia', ['Charly García']],
     ['GARCÍA', ['Charly García']],
     ['SPINETTA', ['Luis Alberto Spinetta']],
-    ['serú', ['Charly García', 'David Lebón', 'Pedro Aznar']],
-    ['seru', ['Charly García', 'David Lebón', 'Pedro Aznar']],
-    ['Serú Girán', ['Charly García', 'David Lebón', 'Pedro Aznar']],
+    ['serú', ['Charly García']],
+    ['seru', ['Charly García']],
+    ['Serú Girán', ['Charly García']],
+    ['intoxicados', ['Pity Álvarez']],
     ['soda stereo', ['Gustavo Cerati']],
     ['nobody at all', []],
   ])('q=%s finds %p, by name or band, ignoring case and accents', async (q, expected) => {
@@ -42,7 +43,7 @@ describe('GET /api/v1/artists?q=', () => {
   test('meta.total counts the matches and meta.next keeps q, encoded, up to the last page', async () => {
     const { call } = await seeded()
     const seen: string[] = []
-    let next: string | null = '/api/v1/artists?q=ser%C3%BA&limit=2'
+    let next: string | null = '/api/v1/artists?q=g%C3%BA&limit=2'
     const pages: unknown[] = []
     while (next) {
       const { json } = (await call(next)) as { json: { data: { name: string }[]; meta: { next: string | null } } }
@@ -50,8 +51,9 @@ describe('GET /api/v1/artists?q=', () => {
       seen.push(...names(json))
       next = json.meta.next
     }
-    expect(seen).toEqual(['Charly García', 'David Lebón', 'Pedro Aznar'])
-    expect(pages[0]).toEqual({ limit: 2, offset: 0, total: 3, next: '/api/v1/artists?limit=2&offset=2&q=ser%C3%BA' })
+    // "gú" finds Gustavo, Miguel and Los Rodríguez, Andrés Calamaro's band.
+    expect(seen).toEqual(['Gustavo Cerati', 'Andrés Calamaro', 'Miguel Mateos', 'Gustavo Santaolalla', 'Miguel Abuelo'])
+    expect(pages[0]).toEqual({ limit: 2, offset: 0, total: 5, next: '/api/v1/artists?limit=2&offset=2&q=g%C3%BA' })
   })
 
   test('a q over 200 characters is a 400 problem naming it', async () => {

@@ -34,7 +34,7 @@ describe('albumCover and artistCover', () => {
         albumCover({ title: album.name, artist: artist.name, year: album.year ?? undefined }),
       ),
     ])
-    expect(covers).toHaveLength(32 + 289)
+    expect(covers).toHaveLength(32 + 307)
     expect(covers.flatMap(svgProblems)).toEqual([])
   })
 

@@ -81,7 +81,7 @@ describe('GET /covers/…', () => {
 
   test.each([
     '/covers/artists/33.svg',
-    '/covers/albums/290.svg',
+    '/covers/albums/308.svg',
     '/covers/artists/0.svg',
     '/covers/artists/01.svg',
     '/covers/artists/1.png',

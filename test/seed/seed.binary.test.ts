@@ -53,7 +53,7 @@ describe('the executable with --seed, started from another directory', () => {
       )
       images.push(artist.image as string, ...albums.map((album) => album.image as string))
     }
-    expect(images).toHaveLength(32 + 289)
+    expect(images).toHaveLength(32 + 307)
     const responses = await Promise.all(images.map((image) => fetch(`${url}${image}`)))
     const served = await Promise.all(
       responses.map(async (response) => [

@@ -142,10 +142,10 @@ describe.skipIf(missing && !inCi)('the web pages, in headless Chromium against t
       const context = await newContext({ javaScriptEnabled: false })
       const page = await context.newPage()
       await page.goto(`${server.url}/`)
-      await page.getByLabel('Find an artist or a band').fill('seru giran')
+      await page.getByLabel('Find an artist or a band').fill('pedro aznar')
       await page.getByRole('button', { name: 'Search' }).click()
-      await page.waitForURL('**/?q=seru+giran&sort=id')
-      expect(await page.locator('.cards h2').allTextContents()).toEqual(['Charly García', 'David Lebón', 'Pedro Aznar'])
+      await page.waitForURL('**/?q=pedro+aznar&sort=id')
+      expect(await page.locator('.cards h2').allTextContents()).toEqual(['Pedro Aznar'])
       await page.getByRole('link', { name: 'Pedro Aznar' }).click()
       await visible(page.getByRole('heading', { name: 'Pedro Aznar', level: 1 }))
       // The forms need the script: instead of a form that could not be sent, a visitor reads how to get one.

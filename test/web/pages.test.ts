@@ -6,7 +6,7 @@ import { testApp } from '../helpers.ts'
 
 const BROWSER = { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' }
 
-/** An app over the seeded catalogue (32 artists, 289 albums), called as a browser would. */
+/** An app over the seeded catalogue (32 artists, 307 albums), called as a browser would. */
 async function seededApp() {
   const store = openMemoryStore()
   await seedStore(store, true)
@@ -127,9 +127,9 @@ describe('GET /: the catalogue', () => {
     ['garcia', ['Charly García']],
     ['GARCÍA', ['Charly García']],
     ['  garcía ', ['Charly García']],
-    ['seru', ['Charly García', 'David Lebón', 'Pedro Aznar']],
+    ['seru', ['Charly García']],
     ['paez', ['Fito Páez']],
-    ['redonditos', ['Indio Solari', 'Skay Beilinson']],
+    ['redonditos', ['Indio Solari']],
   ])('searches names and bands ignoring case and accents: %p', async (q, expected) => {
     const { get } = await seededApp()
     const { text } = await get(`/?q=${encodeURIComponent(q)}`)
@@ -208,11 +208,11 @@ describe('GET /artists/{id}', () => {
     const { get } = await seededApp()
     const { text } = await get('/artists/1')
     expect(text).toContain('<h1>Luis Alberto Spinetta</h1>')
-    expect(text).toContain('<p class="band">Band: <strong>Almendra</strong></p>')
+    expect(text).toContain('<p class="band">Band: <strong>Spinetta Jade</strong></p>')
     expect(text).toContain('was an Argentine singer, guitarist and songwriter')
     expect(text).toContain('<p class="back"><a href="/">← All artists</a></p>')
     expect(text).toContain('alt="Picture of Luis Alberto Spinetta"')
-    const years = texts(text, /<p class="year">(.*?)<\/p>/g).map(Number)
+    const years = texts(text, /<p class="year">(\d+).*?<\/p>/g).map(Number)
     expect(years.length).toBeGreaterThan(10)
     expect(years).toEqual([...years].sort((a, b) => a - b))
     expect(text).toMatch(/<img src="\/covers\/albums\/\d+\.svg" alt="Cover of Artaud \(1973\)"/)
