@@ -1,6 +1,5 @@
 import type { Catalogue } from '../catalogue/service.ts'
-import type { Album } from '../model/album.ts'
-import { FIRST_YEAR } from '../model/album.ts'
+import { type Album, type AlbumKind, FIRST_YEAR, kindOf } from '../model/album.ts'
 import type { Artist } from '../model/artist.ts'
 import { NotFoundError } from '../model/errors.ts'
 import { artistTag } from '../store/entity-tag.ts'
@@ -68,12 +67,22 @@ ${albumPager(artistId, shown)}`
 ${albumPager(artistId, shown)}`
 }
 
+/** How a page names each kind of release but the studio album, which goes without saying. */
+const KIND_LABELS: Record<Exclude<AlbumKind, 'studio'>, string> = {
+  live: 'live album',
+  ep: 'EP',
+  compilation: 'compilation',
+  soundtrack: 'soundtrack',
+  're-recordings': 're-recordings',
+}
+
 function albumItem(album: Album): Html {
   const label = album.year === undefined ? album.name : `${album.name} (${album.year})`
+  const kind = kindOf(album)
   return html`<li id="album-${album.id}">
 <img src="${pictureOf('album', album)}" alt="Cover of ${label}" width="${PICTURE_SIZE}" height="${PICTURE_SIZE}" loading="lazy">
 <h3>${album.name}</h3>
-<p class="year">${album.year ?? 'Year unknown'}</p>
+<p class="year">${album.year ?? 'Year unknown'}${kind === 'studio' ? '' : html` · <span class="kind">${KIND_LABELS[kind]}</span>`}</p>
 </li>`
 }
 

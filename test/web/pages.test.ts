@@ -218,6 +218,16 @@ describe('GET /artists/{id}', () => {
     expect(text).toMatch(/<img src="\/covers\/albums\/\d+\.svg" alt="Cover of Artaud \(1973\)"/)
   })
 
+  test('says the kind of every album but a studio album beside its year', async () => {
+    const { get } = await seededApp()
+    const { text } = await get('/artists/2')
+    expect(text).toContain(
+      '<h3>Adiós Sui Generis</h3>\n<p class="year">1975 · <span class="kind">live album</span></p>',
+    )
+    expect(text).toContain('<h3>Pubis angelical</h3>\n<p class="year">1982 · <span class="kind">soundtrack</span></p>')
+    expect(text).toContain('<h3>Clics modernos</h3>\n<p class="year">1983</p>')
+  })
+
   test('lists albums without a year last, 100 to a page', async () => {
     const store = openMemoryStore()
     const albums = [
