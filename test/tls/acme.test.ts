@@ -77,6 +77,8 @@ function serveHttps(source: CertificateSource) {
       hostname: '127.0.0.1',
       port,
       reusePort: true,
+      // `/slow` waits for a renewal, which a loaded machine can take longer than Bun's default 10 s to order.
+      idleTimeout: 120,
       tls: source.current(),
       fetch: async (request) => {
         if (new URL(request.url).pathname === '/slow') await released
