@@ -33,7 +33,8 @@ ${optionLines('serve')}
 Commands:
   healthcheck [--url URL]  exit 0 if the server at URL answers GET /healthz, 1 if not; URL defaults to
                            http://127.0.0.1:$PORT (3000), the host taken from HOST unless it is 0.0.0.0 or ::,
-                           https:// with ROCK_LEGENDS_TLS_CERT (on loopback its certificate is not checked)
+                           https:// with ROCK_LEGENDS_TLS_CERT or ROCK_LEGENDS_HTTPS (port 443 with the latter
+                           unless PORT is set; on loopback the certificate is not checked)
   users list               the accounts of the data store: id, name, email, created, disabled
   users add                a new account (--email, --name; the password generated, or --password-stdin)
   users disable EMAIL      the account cannot log in, and its tokens and keys are refused at once
@@ -80,8 +81,10 @@ function parseHealthcheck(argv: readonly string[], env: Environment): Invocation
     const server = readCommandLine('serve', [], env, String)
     const host = server.value('host') ?? '127.0.0.1'
     const reachable = WILDCARD_HOSTS.has(host) ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host
-    const scheme = server.value('tlsCert') === undefined ? 'http' : 'https'
-    url = httpUrl.parse(`${scheme}://${reachable}:${server.value('port')}`, 'HOST')
+    const acme = (server.value('httpsDomains')?.length ?? 0) > 0
+    const scheme = server.value('tlsCert') === undefined && !acme ? 'http' : 'https'
+    const port = acme && !server.given('port') ? HTTPS_PORT : server.value('port')
+    url = httpUrl.parse(`${scheme}://${reachable}:${port}`, 'HOST')
   }
   return { action: 'healthcheck', config: { url } }
 }
@@ -104,11 +107,23 @@ export function parseArgs(argv: readonly string[], env: Environment = {}): Invoc
       )
   const config = serverConfig(line)
   if (line.given('hstsMs') && !servesHttps(config))
-    throw new UsageError('--hsts applies to HTTPS: give --tls-cert and --tls-key too')
+    throw new UsageError('--hsts applies to HTTPS: give --https DOMAIN, or --tls-cert and --tls-key')
+  if (config.httpsDomains?.length) {
+    // The port browsers and the CA's users reach HTTPS on, as with PocketBase and Caddy; --port (or PORT) still wins.
+    if (!line.given('port')) config.port = HTTPS_PORT
+  } else
+    for (const key of ACME_SETTINGS)
+      if (line.given(key)) throw new UsageError(`--${SERVER_OPTIONS[key].flag} applies to --https DOMAIN only`)
   const conflict = conflictIn(config)
   if (conflict) throw new UsageError(conflict)
   return { action: 'run', config }
 }
+
+/** The port of HTTPS with `--https` unless `--port` names another. */
+export const HTTPS_PORT = 443
+
+/** The settings of certificates obtained over ACME, which apply only with `--https`. */
+const ACME_SETTINGS = ['acmeDirectory', 'acmeEmail', 'acmeDir', 'httpPort'] as const
 
 /** The scheduled backups' settings, which apply only with `--backup-every`. */
 const BACKUP_SETTINGS = new Set<string>(['backupDir', 'backupKeep'])

@@ -11,6 +11,8 @@ import { SeedError } from './seed/seed-error.ts'
 import { startServer } from './server.ts'
 import { DataFileError, DataFileLockedError } from './store/json-file/errors.ts'
 import { DatabaseUnavailableError } from './store/store.ts'
+import { AcmeError } from './tls/acme.ts'
+import { PortError } from './tls/acme-https.ts'
 import { CertificateError } from './tls/certificates.ts'
 
 /** Errors that stop start-up with exit code 2 and one line, without a stack. */
@@ -22,6 +24,8 @@ const STARTUP_ERRORS = [
   DatabaseUnavailableError,
   BackupDirError,
   CertificateError,
+  AcmeError,
+  PortError,
 ]
 
 /** The server's config once the command line is read (a start-up error after that logs as it asks). */
@@ -120,7 +124,7 @@ async function main(argv: string[]): Promise<void> {
   process.once('SIGINT', shutdown)
   process.once('SIGTERM', shutdown)
   // Over HTTPS, a hangup reads the certificate files again, as nginx and HAProxy reload on it: what a renewal hook
-  // sends. Without HTTPS (a closed terminal, an operator's `kill -HUP`) it stops as gracefully as SIGTERM rather
+  // sends (with --https it says when the certificate is renewed, which it does itself). Without HTTPS (a closed terminal, an operator's `kill -HUP`) it stops as gracefully as SIGTERM rather
   // than at once: the server has nothing else to reload (its log is stderr, its options are read at start).
   if (servesHttps(invocation.config))
     process.on('SIGHUP', async () => {
@@ -149,6 +153,8 @@ main(process.argv.slice(2)).catch((error: unknown) => {
   else if (error instanceof UsageError)
     fail(2, error.message, `${error.message}\n\n${USAGE.trimEnd()}`, { help: 'rock-legends --help' })
   else if (STARTUP_ERRORS.some((kind) => error instanceof kind)) fail(2, (error as Error).message)
+  else if ((error as NodeJS.ErrnoException).code === 'EACCES')
+    fail(2, `permission denied to listen (${(error as Error).message}): ports below 1024 need CAP_NET_BIND_SERVICE`)
   else if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE')
     fail(2, `the address is already in use: ${(error as Error).message}`)
   else {

@@ -242,6 +242,69 @@ export const SERVER_OPTIONS = {
     commands: { serve: 'env' },
   }),
   /**
+   * Serve HTTPS for these names with certificates obtained and renewed over ACME (RFC 8555, HTTP-01 on `httpPort`),
+   * from Let's Encrypt unless `acmeDirectory` names another CA. The first name is the certificate's common name. One
+   * server per name: replicas behind a load balancer take `tlsCert` files instead (docs/operations.md).
+   */
+  httpsDomains: declare({
+    flag: 'https',
+    env: 'ROCK_LEGENDS_HTTPS',
+    value: 'DOMAIN[,DOMAIN…]',
+    kind: list,
+    unset: 'none',
+    help: "serve HTTPS for these names with certificates obtained and renewed over ACME (Let's Encrypt); port 443 unless --port",
+    commands: { serve: 'env' },
+  }),
+  /**
+   * With `httpsDomains`: the ACME directory of the CA, Let's Encrypt's production one by default; its staging one,
+   * `https://acme-staging-v02.api.letsencrypt.org/directory`, issues untrusted certificates under generous limits.
+   */
+  acmeDirectory: declare({
+    flag: 'acme-directory',
+    env: 'ROCK_LEGENDS_ACME_DIRECTORY',
+    value: 'URL',
+    kind: httpUrl,
+    default: 'https://acme-v02.api.letsencrypt.org/directory',
+    help: "with --https: the CA's ACME directory (Let's Encrypt staging: https://acme-staging-v02.api.letsencrypt.org/directory)",
+    commands: { serve: 'env' },
+  }),
+  /** With `httpsDomains`: the address the CA writes to about the certificates (expiry, incidents); none by default. */
+  acmeEmail: declare({
+    flag: 'acme-email',
+    env: 'ROCK_LEGENDS_ACME_EMAIL',
+    value: 'EMAIL',
+    kind: optionalText,
+    unset: 'none',
+    help: 'with --https: the address the CA writes to about the certificates',
+    commands: { serve: 'env' },
+  }),
+  /**
+   * With `httpsDomains`: the directory of the ACME account key and certificates (0700, files 0600), `acme` beside
+   * the data file by default; needed over `:memory:` or a database, which have no directory of their own.
+   */
+  acmeDir: declare({
+    flag: 'acme-dir',
+    env: 'ROCK_LEGENDS_ACME_DIR',
+    value: 'DIR',
+    kind: optionalText,
+    unset: '<data dir>/acme',
+    help: 'with --https: where the ACME account key and certificates are kept (needed with :memory: or a database)',
+    commands: { serve: 'env' },
+  }),
+  /**
+   * With `httpsDomains`: the plain-HTTP port, which answers the CA's HTTP-01 challenges and redirects everything else
+   * to HTTPS (308); 80, where the CA asks.
+   */
+  httpPort: declare({
+    flag: 'http-port',
+    env: 'ROCK_LEGENDS_HTTP_PORT',
+    value: 'N',
+    kind: port,
+    default: '80',
+    help: 'with --https: the plain-HTTP port, answering ACME challenges and redirecting the rest to HTTPS',
+    commands: { serve: 'env' },
+  }),
+  /**
    * Service keys that may write, sent as `X-API-Key`; none (the npm package's `startServer` then makes one of its
    * own, its `RunningServer.apiKey`).
    */
@@ -605,8 +668,17 @@ export function conflictIn(options: ServerOptions): string | undefined {
     return '--takeover hands a data file over from the server running over it: name one with --data (replicas over a database are replaced one at a time behind their load balancer)'
   if ((options.tlsCert === undefined) !== (options.tlsKey === undefined))
     return '--tls-cert and --tls-key go together: the certificate chain and its private key, each a PEM file'
+  if (options.httpsDomains?.length && options.tlsCert !== undefined)
+    return '--https obtains its own certificates: give either --https or --tls-cert and --tls-key, not both'
+  if (
+    options.httpsDomains?.length &&
+    options.acmeDir === undefined &&
+    (options.data === undefined || options.data === IN_MEMORY || isDatabaseUrl(options.data))
+  )
+    return "--https keeps its account key and certificates beside the data file: over :memory: or a database, name a directory with --acme-dir (certificates ordered anew at each start would run into the CA's rate limits)"
   return undefined
 }
 
 /** Whether a server with `options` serves HTTPS. */
-export const servesHttps = (options: ServerOptions) => options.tlsCert !== undefined
+export const servesHttps = (options: ServerOptions) =>
+  options.tlsCert !== undefined || (options.httpsDomains?.length ?? 0) > 0

@@ -24,6 +24,8 @@ import { DataFileError } from './store/json-file/errors.ts'
 import type { TornLine } from './store/json-file/journal.ts'
 import { addressRecorder, IN_MEMORY, isDatabaseUrl, openStore } from './store/open-store.ts'
 import type { Store } from './store/store.ts'
+import type { AcmeOutcome } from './tls/acme.ts'
+import { startAcmeHttps } from './tls/acme-https.ts'
 import { CertificateFiles } from './tls/certificate-files.ts'
 import { type CertificateSource, daysLeft, EXPIRY_WARNING_DAYS, expiryOf, TLS_SETTINGS } from './tls/certificates.ts'
 import { type Listen, Listeners } from './tls/listeners.ts'
@@ -110,6 +112,11 @@ export type StartOptions = ServerOptions &
   Pick<AppOptions, 'events'> & {
     /** Serve HTTPS with the certificates of this source (in place of `tlsCert` and `tlsKey`); closed on stop. */
     certificates?: CertificateSource
+    /**
+     * With `httpsDomains`: roots (PEM) to trust for the CA's own HTTPS in place of the system's, for a test CA such as
+     * Pebble. The executable takes `NODE_EXTRA_CA_CERTS` for the same.
+     */
+    acmeCaRoots?: string
   }
 
 /** The TLS options of a listener serving `source`'s current pair. */
@@ -136,9 +143,34 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   const metricsText =
     options.metrics === undefined ? undefined : SERVER_OPTIONS.metrics.kind.parse(options.metrics, 'metrics')
   const metricsAt = metricsText === undefined ? undefined : parseMetricsAddress(metricsText)
-  // Read and checked before anything listens or opens: a certificate that cannot be served stops the start.
-  const tlsCounts: TlsCounts = {}
-  const certificates = options.certificates ?? certificateFiles(options, log, tlsCounts)
+  // With --takeover over a data file another server holds: listen beside it and hold requests while it lets go.
+  const holder = options.takeover ? holderToAsk(data) : undefined
+  const acmeDomains = options.certificates ? [] : (options.httpsDomains ?? [])
+  const httpPort = options.httpPort ?? defaults.httpPort
+  if (holder === undefined)
+    for (const taken of [port, ...(acmeDomains.length > 0 ? [httpPort] : [])]
+      .filter((p) => p !== 0)
+      .map((p) => portTaken(host, p)))
+      if (taken) throw taken
+  // Read and checked before anything listens or opens: a certificate that cannot be served stops the start. Over
+  // ACME, the plain-HTTP port listens first, for the CA's challenges.
+  const tlsCounts: TlsCounts = { early: [] }
+  const acme =
+    acmeDomains.length > 0
+      ? await startAcmeHttps({
+          domains: acmeDomains,
+          directoryUrl: options.acmeDirectory ?? defaults.acmeDirectory,
+          email: options.acmeEmail,
+          caRoots: options.acmeCaRoots,
+          acmeDir: options.acmeDir,
+          data,
+          host,
+          httpPort,
+          log,
+          count: (outcome) => (tlsCounts.ordered ? tlsCounts.ordered(outcome) : tlsCounts.early?.push(outcome)),
+        })
+      : undefined
+  const certificates = options.certificates ?? acme?.certificates ?? certificateFiles(options, log, tlsCounts)
   const serve: ListenOptions = {
     port,
     hostname: host,
@@ -156,12 +188,6 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     idleTimeout: 30 + Math.ceil(delay / 1000),
     ...(certificates && { tls: tlsOf(certificates) }),
   }
-  // With --takeover over a data file another server holds: listen beside it and hold requests while it lets go.
-  const holder = options.takeover ? holderToAsk(data) : undefined
-  if (holder === undefined && port !== 0) {
-    const taken = portTaken(host, port)
-    if (taken) throw taken
-  }
   const held = holder === undefined ? undefined : holdRequests(serve)
   try {
     if (holder !== undefined) {
@@ -172,11 +198,32 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       await askToLetGo(data, holder)
       log.info(`took over from pid ${holder.pid}`)
     }
-    return await serveOver(options, log, serve, metricsAt, held, { source: certificates, counts: tlsCounts })
+    const running = await serveOver(options, log, serve, metricsAt, held, { source: certificates, counts: tlsCounts })
+    if (!acme) return running
+    acme.servesOn(running.port)
+    const stopHttp = () => acme.http.stop(true)
+    return {
+      ...running,
+      get inFlight() {
+        return running.inFlight
+      },
+      stop: () => Promise.all([running.stop(), stopHttp()]).then(() => undefined),
+      handOver: () => Promise.all([running.handOver(), stopHttp()]).then(() => undefined),
+      // A hangup renews nothing: a certificate over ACME is renewed on its own schedule, and renewals on demand, in
+      // a loop of hangups, would spend the CA's rate limits. It says where the schedule stands.
+      reloadCertificates: async () => {
+        log.info('SIGHUP: certificates over ACME are renewed on their own schedule', {
+          expires: acme.certificates.expiresAt().toISOString(),
+          renews: acme.certificates.renewsAt().toISOString(),
+        })
+        return false
+      },
+    }
   } catch (error) {
     // Requests held while the old server let go are answered, with 503, rather than left waiting.
     held?.fail()
     await held?.server.stop()
+    await acme?.http.stop(true)
     certificates?.close()
     throw error
   }
@@ -185,6 +232,9 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
 /** Where a reload that found a pair it cannot serve is counted, once the metrics are made. */
 interface TlsCounts {
   rejected?: () => void
+  /** An ACME order's outcome, once the metrics are made; those before wait in `early`. */
+  ordered?: (outcome: AcmeOutcome) => void
+  early?: AcmeOutcome[]
 }
 
 /**
@@ -379,6 +429,11 @@ async function serveOver(
       )
     })
     tlsCounts.rejected = () => metrics?.tls.rejected()
+    if (options.httpsDomains?.length && !options.certificates) {
+      tlsCounts.ordered = (outcome) => metrics?.tls.ordered(outcome)
+      metrics?.tls.ordered()
+      for (const outcome of tlsCounts.early?.splice(0) ?? []) tlsCounts.ordered(outcome)
+    }
   }
   // Scheduled backups (--backup-every): of the server's own store, while it serves (src/ops/scheduled-backups.ts).
   let backups: { stop(): Promise<void> } | undefined

@@ -25,6 +25,8 @@ const defaults: Config = {
   dbWaitMs: 10_000,
   trustProxy: [],
   hstsMs: 365 * 86_400_000,
+  acmeDirectory: 'https://acme-v02.api.letsencrypt.org/directory',
+  httpPort: 80,
 }
 
 const run = (argv: string[], env: Record<string, string> = {}) => {
@@ -179,6 +181,8 @@ describe('parseArgs', () => {
     [['healthcheck', '--url', 'http://10.1.2.3:9000'], { PORT: '8080' }, 'http://10.1.2.3:9000'],
     [['healthcheck', '--url=https://api.example/rl'], {}, 'https://api.example/rl'],
     [['healthcheck'], { PORT: '443', ROCK_LEGENDS_TLS_CERT: '/etc/rl/cert.pem' }, 'https://127.0.0.1:443'],
+    [['healthcheck'], { ROCK_LEGENDS_HTTPS: 'api.example.com' }, 'https://127.0.0.1:443'],
+    [['healthcheck'], { ROCK_LEGENDS_HTTPS: 'api.example.com', PORT: '8443' }, 'https://127.0.0.1:8443'],
   ] as [string[], Record<string, string>, string][])('%p with %p asks %s', (argv, env, url) => {
     expect(parseArgs(argv, env)).toEqual({ action: 'healthcheck', config: { url } })
   })
@@ -212,6 +216,38 @@ describe('parseArgs', () => {
     [['--seed=fixture.json'], 'fixture.json'],
   ] as [string[], boolean | string][])('%p seeds %p', (argv, seed) => {
     expect(run(argv, {}).seed).toBe(seed)
+  })
+})
+
+describe('--https', () => {
+  test("serves HTTPS on 443 unless --port or PORT says, with the plain-HTTP port 80 and Let's Encrypt", () => {
+    const config = run(['--https', 'api.example.com,www.example.com'])
+    expect(config).toMatchObject({
+      httpsDomains: ['api.example.com', 'www.example.com'],
+      port: 443,
+      httpPort: 80,
+      acmeDirectory: 'https://acme-v02.api.letsencrypt.org/directory',
+    })
+    expect(run(['--https', 'api.example.com', '--port', '8443']).port).toBe(8443)
+    expect(run([], { ROCK_LEGENDS_HTTPS: 'api.example.com', PORT: '8443' }).port).toBe(8443)
+    expect(run(['--https', 'a.example', '--http-port', '8080', '--acme-dir', '/srv/acme']).httpPort).toBe(8080)
+  })
+
+  test.each([
+    [['--https', 'a.example', '--tls-cert', 'c.pem', '--tls-key', 'k.pem'], /either --https or --tls-cert/],
+    [['--https', 'a.example', '--data', ':memory:'], /--acme-dir/],
+    [['--https', 'a.example', '--data', 'postgres://rl@db/rl'], /--acme-dir/],
+    [['--acme-email', 'ops@example.com'], /--acme-email applies to --https DOMAIN only/],
+    [['--http-port', '8080'], /--http-port applies to --https DOMAIN only/],
+    [['--acme-directory', 'https://ca.example/dir'], /--acme-directory applies/],
+    [['--acme-dir', '/srv/acme'], /--acme-dir applies/],
+    [['--hsts', '1d'], /--hsts applies to HTTPS: give --https DOMAIN/],
+  ])('%p is refused', (argv, message) => {
+    expect(() => run(argv)).toThrow(message)
+  })
+
+  test('over :memory: or a database with --acme-dir', () => {
+    expect(run(['--https', 'a.example', '--data', ':memory:', '--acme-dir', '/srv/acme']).acmeDir).toBe('/srv/acme')
   })
 })
 

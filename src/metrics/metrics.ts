@@ -1,7 +1,7 @@
 import pkg from '../../package.json' with { type: 'json' }
 import { HttpMetrics } from './http-metrics.ts'
 import { processFamilies } from './process-metrics.ts'
-import { Counter, type Family, Gauge, Histogram, renderFamilies } from './registry.ts'
+import { Counter, type Family, Gauge, Histogram, ReadCounter, renderFamilies } from './registry.ts'
 
 /** Upper bounds of the changes one commit carries (the group commit's batch size). */
 export const COMMIT_CHANGES_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
@@ -216,6 +216,17 @@ export class TlsMetrics {
     'Reloads that found a certificate or key that cannot be served; the one served before was kept.',
   )
   private notAfter: number | undefined
+  /** ACME orders by outcome, with `--https`: none counted (and no series) otherwise. */
+  private acmeOrders: Record<'obtained' | 'renewed' | 'failed', number> | undefined
+
+  /**
+   * An ACME order ended with `outcome`: the first certificate, a renewal, or a renewal that failed; without one, the
+   * certificates come from ACME and the series start at 0.
+   */
+  ordered(outcome?: 'obtained' | 'renewed' | 'failed'): void {
+    this.acmeOrders ??= { obtained: 0, renewed: 0, failed: 0 }
+    if (outcome) this.acmeOrders[outcome]++
+  }
 
   /** The certificate served on new connections expires at `notAfter`. */
   served(notAfter: Date): void {
@@ -242,6 +253,18 @@ export class TlsMetrics {
       ),
       this.reloads,
       this.rejections,
+      ...(this.acmeOrders
+        ? [
+            new ReadCounter(
+              'rock_legends_acme_orders_total',
+              'ACME orders by outcome: obtained (a first certificate), renewed, failed (a renewal that failed; the certificate served is kept).',
+              (['obtained', 'renewed', 'failed'] as const).map((outcome) => ({
+                labels: { outcome },
+                read: () => this.acmeOrders?.[outcome],
+              })),
+            ),
+          ]
+        : []),
     ]
   }
 }

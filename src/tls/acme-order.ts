@@ -169,6 +169,14 @@ export async function orderCertificate(request: OrderRequest): Promise<StoredCer
         { commonName: request.domains[0], altNames: [...request.domains] },
         await newKey(),
       )
+      if (!request.email) {
+        // Without a contact, acme-client sends an account that exists `{ termsOfServiceAgreed }` as an update, which
+        // RFC 8555 CAs such as Pebble refuse as an empty one: the account is found first, which it then reads with a
+        // POST-as-GET. A new account is refused here (it does not exist yet) and registered by `auto` below.
+        await client.createAccount({ onlyReturnExisting: true }).catch(() => undefined)
+        context.problem = undefined
+        context.failure = undefined
+      }
       const cert = await client.auto({
         csr,
         email: request.email,

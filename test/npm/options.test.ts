@@ -114,6 +114,11 @@ const NOT_DEFAULT: Record<string, unknown> = {
   tlsCert: 'cert.pem',
   tlsKey: 'key.pem',
   hstsMs: 86_400_000,
+  httpsDomains: ['api.example.com'],
+  acmeDirectory: 'https://acme-staging-v02.api.letsencrypt.org/directory',
+  acmeEmail: 'ops@example.com',
+  acmeDir: '/var/lib/rock-legends/acme',
+  httpPort: 8080,
 }
 const NOT_ON_COMMAND_LINE = ['apiKeys', 'compactAfterBytes', ...CHILD_PROCESS_ONLY]
 

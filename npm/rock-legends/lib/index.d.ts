@@ -52,6 +52,29 @@ export interface ServerOptions {
    */
   hstsMs?: number
   /**
+   * Serve HTTPS for these names with certificates obtained and renewed over ACME (RFC 8555, HTTP-01 on `httpPort`),
+   * from Let's Encrypt unless `acmeDirectory` names another CA. The first name is the certificate's common name. One
+   * server per name: replicas behind a load balancer take `tlsCert` files instead (docs/operations.md).
+   */
+  httpsDomains?: readonly string[]
+  /**
+   * With `httpsDomains`: the ACME directory of the CA, Let's Encrypt's production one by default; its staging one,
+   * `https://acme-staging-v02.api.letsencrypt.org/directory`, issues untrusted certificates under generous limits.
+   */
+  acmeDirectory?: string
+  /** With `httpsDomains`: the address the CA writes to about the certificates (expiry, incidents); none by default. */
+  acmeEmail?: string
+  /**
+   * With `httpsDomains`: the directory of the ACME account key and certificates (0700, files 0600), `acme` beside
+   * the data file by default; needed over `:memory:` or a database, which have no directory of their own.
+   */
+  acmeDir?: string
+  /**
+   * With `httpsDomains`: the plain-HTTP port, which answers the CA's HTTP-01 challenges and redirects everything else
+   * to HTTPS (308); 80, where the CA asks.
+   */
+  httpPort?: number
+  /**
    * Service keys that may write, sent as `X-API-Key`; none (the npm package's `startServer` then makes one of its
    * own, its `RunningServer.apiKey`).
    */
