@@ -11,8 +11,8 @@ import { outfileOf, type ReleaseTarget, TARGETS } from './release.ts'
 const ROOT = resolve(import.meta.dir, '..')
 const STAGE = join(ROOT, 'dist/.release/floor')
 
-/** How far above the floor an executable may grow: the app, its assets and its argon2 module. */
-export const MAX_OVER_FLOOR = 15 * 1024 * 1024
+/** How far above the floor an executable may grow: the app, its assets, its argon2 module and the ACME client. */
+export const MAX_OVER_FLOOR = 17 * 1024 * 1024
 
 /** Builds the hello world for `target` (as `build:all` builds ours) and returns both sizes in bytes. */
 export async function measureSize(target: ReleaseTarget): Promise<{ floor: number; ours: number }> {
