@@ -16,24 +16,27 @@ if (missing) console.warn('\n!!! SKIPPING the systemd unit checks: systemd-analy
 const dir = tempDir('rock-legends-units-')
 afterAll(() => removeDir(dir))
 
-const [service = '', https = '', template = ''] = blocks('ini')
+const [service = '', acme = '', https = '', template = ''] = blocks('ini')
 
 describe.skipIf(missing)('the systemd units of docs/operations.md', () => {
-  test('are the service, its lines for HTTPS and the template of its upgrades', () => {
-    expect(blocks('ini').length).toBe(3)
+  test('are the service, its lines for --https and for certificate files, and the template of its upgrades', () => {
+    expect(blocks('ini').length).toBe(4)
+    expect(acme).toContain('--https api.example.com')
+    expect(acme).toContain('AmbientCapabilities=CAP_NET_BIND_SERVICE')
     expect(https).toContain('AmbientCapabilities=CAP_NET_BIND_SERVICE')
     expect(template).toContain('--takeover')
   })
 
   // The lines for HTTPS are a drop-in (`systemctl edit`): checked as systemd reads them, after the unit's own. The
   // template is checked as an instance of it, as `systemctl start rock-legends@green` makes one.
-  const units: [string, string][] = [
-    ['rock-legends.service', service],
-    ['rock-legends.service', `${service}\n${https}`],
-    ['rock-legends@green.service', template],
+  const units: [string, string, string][] = [
+    ['rock-legends.service', '', service],
+    ['rock-legends.service', ' with the lines for --https', `${service}\n${acme}`],
+    ['rock-legends.service', ' with the lines for certificate files', `${service}\n${https}`],
+    ['rock-legends@green.service', '', template],
   ]
-  for (const [index, [name, unit]] of units.entries())
-    test(`${name}${index === 1 ? ' with the lines for HTTPS' : ''} passes systemd-analyze verify without a warning`, async () => {
+  for (const [index, [name, what, unit]] of units.entries())
+    test(`${name}${what} passes systemd-analyze verify without a warning`, async () => {
       const binary = await ensureBinary()
       const file = join(dir, `${index}`, name)
       mkdirSync(join(dir, `${index}`), { recursive: true })
