@@ -1,3 +1,6 @@
+// Declares the modules of acme-client imported one by one, for every program that type-checks this file (a project
+// depending on this package compiles it without the declaration file otherwise).
+/// <reference path="./acme-client.d.ts" />
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { Agent } from 'node:https'
 import acmeAxios from 'acme-client/src/axios.js'

@@ -1,3 +1,6 @@
+// Declares the modules of acme-client imported one by one, for every program that type-checks this file (a project
+// depending on this package compiles it without the declaration file otherwise).
+/// <reference path="./acme-client.d.ts" />
 import { join } from 'node:path'
 import crypto from 'acme-client/src/crypto/index.js'
 import type { Logger } from '../log.ts'
