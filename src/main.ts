@@ -11,9 +11,8 @@ import { SeedError } from './seed/seed-error.ts'
 import { startServer } from './server.ts'
 import { DataFileError, DataFileLockedError } from './store/json-file/errors.ts'
 import { DatabaseUnavailableError } from './store/store.ts'
-import { AcmeError } from './tls/acme.ts'
-import { PortError } from './tls/acme-https.ts'
 import { CertificateError } from './tls/certificates.ts'
+import { PortError } from './tls/port-error.ts'
 
 /** Errors that stop start-up with exit code 2 and one line, without a stack. */
 const STARTUP_ERRORS = [
@@ -24,9 +23,14 @@ const STARTUP_ERRORS = [
   DatabaseUnavailableError,
   BackupDirError,
   CertificateError,
-  AcmeError,
   PortError,
 ]
+
+/**
+ * Start-up errors known by name: a first ACME order that failed (`AcmeError`), whose module, with the ACME client, is
+ * loaded only with --https.
+ */
+const STARTUP_ERROR_NAMES = new Set(['AcmeError'])
 
 /** The server's config once the command line is read (a start-up error after that logs as it asks). */
 let serving: Config | undefined
@@ -152,7 +156,11 @@ main(process.argv.slice(2)).catch((error: unknown) => {
     printErrorLine(`rock-legends ${process.argv[2]}: ${error.message} (see rock-legends ${process.argv[2]} --help)`)
   else if (error instanceof UsageError)
     fail(2, error.message, `${error.message}\n\n${USAGE.trimEnd()}`, { help: 'rock-legends --help' })
-  else if (STARTUP_ERRORS.some((kind) => error instanceof kind)) fail(2, (error as Error).message)
+  else if (
+    STARTUP_ERRORS.some((kind) => error instanceof kind) ||
+    (error instanceof Error && STARTUP_ERROR_NAMES.has(error.name))
+  )
+    fail(2, (error as Error).message)
   else if ((error as NodeJS.ErrnoException).code === 'EACCES')
     fail(2, `permission denied to listen (${(error as Error).message}): ports below 1024 need CAP_NET_BIND_SERVICE`)
   else if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE')

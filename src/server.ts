@@ -25,7 +25,6 @@ import type { TornLine } from './store/json-file/journal.ts'
 import { addressRecorder, IN_MEMORY, isDatabaseUrl, openStore } from './store/open-store.ts'
 import type { Store } from './store/store.ts'
 import type { AcmeOutcome } from './tls/acme.ts'
-import { startAcmeHttps } from './tls/acme-https.ts'
 import { CertificateFiles } from './tls/certificate-files.ts'
 import { type CertificateSource, daysLeft, EXPIRY_WARNING_DAYS, expiryOf, TLS_SETTINGS } from './tls/certificates.ts'
 import { type Listen, Listeners } from './tls/listeners.ts'
@@ -157,7 +156,8 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   const tlsCounts: TlsCounts = { early: [] }
   const acme =
     acmeDomains.length > 0
-      ? await startAcmeHttps({
+      ? // Loaded only with --https: the ACME client is no start's cost without it.
+        await (await import('./tls/acme-https.ts')).startAcmeHttps({
           domains: acmeDomains,
           directoryUrl: options.acmeDirectory ?? defaults.acmeDirectory,
           email: options.acmeEmail,

@@ -49,6 +49,7 @@ test('start-up loads no store, seed, front or generator that only some runs need
     'src/docs/document.ts',
     'src/cli/users.ts',
     'src/cli/ops.ts',
+    'src/tls/acme.ts',
   ]
   expect(needless.filter((file) => start.files.has(file))).toEqual([])
   expect([...start.packages].filter((name) => /argon2|async_hooks|bun:sql|nanoid/.test(name))).toEqual([])

@@ -5,6 +5,7 @@ import type { Logger } from '../log.ts'
 import { IN_MEMORY, isDatabaseUrl } from '../store/target.ts'
 import { type AcmeCertificates, type AcmeOutcome, obtainCertificates } from './acme.ts'
 import { HttpChallenges } from './http-challenges.ts'
+import { PortError } from './port-error.ts'
 
 /** What `--https` needs to obtain its certificates and listen on the plain-HTTP port. */
 export interface AcmeHttpsOptions {
@@ -100,9 +101,4 @@ export async function startAcmeHttps(options: AcmeHttpsOptions): Promise<AcmeHtt
     await http.stop(true)
     throw error
   }
-}
-
-/** A port the server may not listen on: exit 2 at start-up, with the fix. */
-export class PortError extends Error {
-  override name = 'PortError'
 }
