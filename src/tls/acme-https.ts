@@ -43,10 +43,12 @@ export function acmeDirOf(options: Pick<AcmeHttpsOptions, 'acmeDir' | 'data'>): 
 /**
  * The answer of the plain-HTTP port to what is not an ACME challenge: 308 to the same host and path over HTTPS.
  * A 308 keeps the method and body, so an API client that follows it loses nothing; none of the API is served over
- * plain HTTP, so no answer there carries a cookie or a token.
+ * plain HTTP, so no answer there carries a cookie or a token. A `Host` that is none of `domains` is sent to the
+ * first: the port must not redirect anyone to a host a visitor names (an open redirect).
  */
-export function redirectToHttps(request: Request, httpsPort: number): Response {
+export function redirectToHttps(request: Request, httpsPort: number, domains: readonly string[]): Response {
   const url = new URL(request.url)
+  if (!domains.includes(url.hostname.toLowerCase())) url.hostname = domains[0] as string
   url.protocol = 'https:'
   url.port = httpsPort === 443 ? '' : String(httpsPort)
   return new Response(null, { status: 308, headers: { location: url.href } })
@@ -71,7 +73,7 @@ export async function startAcmeHttps(options: AcmeHttpsOptions): Promise<AcmeHtt
         challenges.answer(request) ??
         (httpsPort === undefined
           ? new Response('HTTPS is starting\n', { status: 503, headers: { 'retry-after': '5' } })
-          : redirectToHttps(request, httpsPort)),
+          : redirectToHttps(request, httpsPort, options.domains)),
     })
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'EACCES')

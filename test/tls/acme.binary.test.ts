@@ -73,7 +73,7 @@ describe.skipIf(skipPebble)('the executable with --https, over Pebble', () => {
 
     const redirected = await fetch(`http://127.0.0.1:${httpPort}/api/v1/artists/1`, { redirect: 'manual' })
     expect(redirected.status).toBe(308)
-    expect(redirected.headers.get('location')).toBe(`${server.url}/api/v1/artists/1`)
+    expect(redirected.headers.get('location')).toBe(`https://${domain}:${new URL(server.url).port}/api/v1/artists/1`)
 
     expect(await server.stop()).toBe(0)
     expect(await server.stderr()).toContain('"message":"ACME certificate obtained"')
