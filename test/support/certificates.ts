@@ -1,4 +1,4 @@
-import { chmodSync, readFileSync, writeFileSync } from 'node:fs'
+import { chmodSync, copyFileSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { connect } from 'node:tls'
 
@@ -31,6 +31,17 @@ export interface TestLeaf {
   key: string
   /** The certificate's serial number, as openssl prints it (upper-case hex). */
   serial: string
+}
+
+let placedLeaves = 0
+
+/** A copy of `leaf` in `dir`, at paths of its own (the key `0600`, as the server asks), which a test may overwrite. */
+export function placeLeaf(dir: string, leaf: TestLeaf): { cert: string; key: string } {
+  const at = { cert: join(dir, `served-${++placedLeaves}.pem`), key: join(dir, `served-${placedLeaves}.key`) }
+  copyFileSync(leaf.cert, at.cert)
+  copyFileSync(leaf.key, at.key)
+  chmodSync(at.key, 0o600)
+  return at
 }
 
 export interface LeafOptions {

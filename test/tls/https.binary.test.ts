@@ -12,7 +12,14 @@ import {
   startBinary,
   tempDir,
 } from '../support/binary.ts'
-import { keepConnection, makeCa, opensslMissing, servedSerial, type TestLeaf } from '../support/certificates.ts'
+import {
+  keepConnection,
+  makeCa,
+  opensslMissing,
+  placeLeaf,
+  servedSerial,
+  type TestLeaf,
+} from '../support/certificates.ts'
 
 // HTTPS from certificate files, as an operator runs the executable: flags and variables, SIGHUP and renewals on
 // disk, the healthcheck command, and the refusals at start.
@@ -32,14 +39,7 @@ afterEach(async () => {
   running = []
 })
 
-let files = 0
-function placed(leaf: TestLeaf) {
-  const at = { cert: join(dir, `served-${++files}.pem`), key: join(dir, `served-${files}.key`) }
-  copyFileSync(leaf.cert, at.cert)
-  copyFileSync(leaf.key, at.key)
-  chmodSync(at.key, 0o600)
-  return at
-}
+const placed = (leaf: TestLeaf) => placeLeaf(dir, leaf)
 
 async function start(at: { cert: string; key: string }, args: string[] = []) {
   const server = await startBinary([
@@ -161,7 +161,8 @@ describe.skipIf(opensslMissing)('HTTPS from certificate files (compiled executab
   })
 
   describe('a start is refused with exit code 2 and one line', () => {
-    const good = () => placed(ca.leaf(`good-${files}`))
+    let goods = 0
+    const good = () => placed(ca.leaf(`good-${++goods}`))
     const refusals: [string, () => string[], RegExp][] = [
       ['a missing file', () => ['--tls-cert', join(dir, 'none.pem'), '--tls-key', good().key], /no such file/],
       [

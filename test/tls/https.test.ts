@@ -4,7 +4,14 @@ import { join } from 'node:path'
 import { type RunningServer, type StartOptions, startServer } from '../../src/server.ts'
 import { sse } from '../events/sse.ts'
 import { removeDir, tempDir } from '../support/binary.ts'
-import { keepConnection, makeCa, opensslMissing, servedSerial, type TestLeaf } from '../support/certificates.ts'
+import {
+  keepConnection,
+  makeCa,
+  opensslMissing,
+  placeLeaf,
+  servedSerial,
+  type TestLeaf,
+} from '../support/certificates.ts'
 
 // HTTPS from certificate files, in-process: real certificates made by openssl, a client that trusts their CA alone.
 const KEY = 'tls-key'
@@ -20,15 +27,7 @@ afterEach(async () => {
   running = []
 })
 
-let files = 0
-/** A copy of `leaf` at paths of its own, which a test may overwrite. */
-function placed(leaf: TestLeaf) {
-  const at = { cert: join(dir, `served-${++files}.pem`), key: join(dir, `served-${files}.key`) }
-  copyFileSync(leaf.cert, at.cert)
-  copyFileSync(leaf.key, at.key)
-  chmodSync(at.key, 0o600)
-  return at
-}
+const placed = (leaf: TestLeaf) => placeLeaf(dir, leaf)
 
 /** Puts `leaf` where `at` is served from, as a renewal does. */
 function renew(at: { cert: string; key: string }, leaf: TestLeaf) {
