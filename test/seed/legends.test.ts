@@ -178,13 +178,13 @@ describe('data/legends.json', () => {
       ['Indio Solari', 'En directo'],
     ])('%s: %s, which no two sources confirm, is gone, and the artist says why', (artist, title) => {
       expect(albumOf(artist, title)).toBeUndefined()
-      expect(noteOf(artist)).toStartWith(`Issue 22: ${title} (`)
+      expect(noteOf(artist)).toStartWith(`${title} (`)
       expect(noteOf(artist)).toContain('removed')
     })
 
     test('Girando is dated 2004, when it was recorded and reviewed, not 2003', () => {
       expect(albumOf('Juanse', 'Girando')?.year).toBe(2004)
-      expect(entry('Juanse', 'Girando')?.note).toStartWith('Issue 22: the year was 2003, corrected to 2004.')
+      expect(entry('Juanse', 'Girando')?.note).toStartWith('The year was 2003, corrected to 2004.')
     })
 
     /** Live albums, EPs and compilations: each says what it is, and no description calls it a studio album. */
@@ -202,9 +202,8 @@ describe('data/legends.json', () => {
 
     test.each(notStudio)('%s: %s says in its note that it is not a studio album (%s)', (artist, title, kind) => {
       const note = entry(artist, title)?.note ?? ''
-      expect(note).toStartWith('Issue 22: ')
-      expect(note).toContain(kind)
-      expect(note).toMatch(/not (a studio album|an album)/)
+      expect(note.toLowerCase()).toContain(kind.toLowerCase())
+      expect(note).toMatch(/not (a studio album|an album)/i)
     })
 
     test('no description presents a live album, EP or compilation as a studio album', () => {
@@ -231,7 +230,7 @@ describe('data/legends.json', () => {
 
     test.each(added)('%s has the essential studio album %s (%i), marked as added', (artist, title, year) => {
       expect(albumOf(artist, title)?.year).toBe(year)
-      expect(entry(artist, title)?.note).toStartWith('Issue 22: added.')
+      expect(entry(artist, title)?.note).toStartWith('Added.')
     })
 
     test('every album corrected, annotated or added names at least two distinct sources', () => {
@@ -258,7 +257,7 @@ describe('data/legends.json', () => {
     ] as const)('%s: %s is dated %i, and its note says why with two sources or more', (artist, title, year, says) => {
       const album = entry(artist, title)
       expect(album?.year).toBe(year)
-      expect(album?.note).toContain(`Issue 42: ${says}`)
+      expect(album?.note?.toLowerCase()).toContain(says.toLowerCase())
       expect(new Set(album?.sources).size).toBeGreaterThanOrEqual(2)
     })
 
@@ -272,7 +271,7 @@ describe('data/legends.json', () => {
       ['Hilda Lizarazu', 'Perro de playa', 'the year is disputed'],
       ['Luis Alberto Spinetta', 'Spinettalandia y sus amigos', 'first released in 1971 by RCA as "Almendra"'],
     ])('%s: %s says in its note what is disputed or was first released', (artist, title, says) => {
-      expect(entry(artist, title)?.note).toContain(says)
+      expect(entry(artist, title)?.note?.toLowerCase()).toContain(says.toLowerCase())
       expect(new Set(entry(artist, title)?.sources).size).toBeGreaterThanOrEqual(2)
     })
 
@@ -286,13 +285,14 @@ describe('data/legends.json', () => {
       const pappo = described('Pappo')
       expect(pappo.indexOf('Los Abuelos de la Nada')).toBeLessThan(pappo.indexOf('Los Gatos'))
       expect(described('Ricardo Mollo')).not.toContain('best-selling')
+      // Each note says what the description got wrong, beside its sources.
       for (const name of ['Gustavo Cerati', 'Pity Álvarez', 'Pappo', 'Ricardo Mollo'])
-        expect((artistNamed(name) as { note?: string }).note, name).toContain('Issue 42: ')
+        expect((artistNamed(name) as { note?: string }).note, name).toMatch(/\bdescription\b/)
     })
 
     const phrases: [string, RegExp][] = [
       ['live', /\ba live album\b/i],
-      ['ep', /\ban EP\b/],
+      ['ep', /\ban EP\b/i],
       ['compilation', /\ba compilation\b/i],
       ['soundtrack', /\ba soundtrack\b/i],
       ['re-recordings', /\ban album of re-recordings\b/i],
@@ -383,7 +383,7 @@ describe('data/legends.json', () => {
 
     test.each(added)('%s has %s (%i), added with two sources or more', (artist, title, year) => {
       expect(entry(artist, title)?.year).toBe(year)
-      expect(entry(artist, title)?.note).toStartWith('Issue 42: added.')
+      expect(entry(artist, title)?.note).toStartWith('Added.')
       expect(new Set(entry(artist, title)?.sources).size).toBeGreaterThanOrEqual(2)
     })
 
