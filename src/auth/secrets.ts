@@ -1,3 +1,6 @@
+import { timingSafeEqual } from 'node:crypto'
+import { sha256 } from '#runtime'
+
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
 
 /** The prefixes that make a leaked secret recognisable (and greppable by secret scanners). */
@@ -27,12 +30,11 @@ export async function generateSecret(prefix: string): Promise<string> {
 }
 
 /** The SHA-256 hash of a secret, hex-encoded: what the store keeps instead of the secret. */
-export const hashSecret = (secret: string) => new Bun.CryptoHasher('sha256').update(secret).digest('hex')
+export const hashSecret = (secret: string) => sha256(secret, 'hex')
 
 /** Compares two hex hashes in time that does not depend on where they differ. */
 export function sameHash(a: string, b: string): boolean {
   const left = Buffer.from(a, 'hex')
   const right = Buffer.from(b, 'hex')
-  // Bun's Web Crypto carries Node's timingSafeEqual, without loading `node:crypto`.
-  return left.length === right.length && crypto.timingSafeEqual(left, right)
+  return left.length === right.length && timingSafeEqual(left, right)
 }

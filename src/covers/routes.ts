@@ -1,4 +1,5 @@
 import { Elysia, t } from 'elysia'
+import { quickHash } from '#runtime'
 import type { Catalogue } from '../catalogue/service.ts'
 import { noneMatchHits, refuseUnmatched } from '../http/conditional.ts'
 import { sizedResponse } from '../http/sized-response.ts'
@@ -18,7 +19,7 @@ export function coverId(file: string): number | undefined {
   return Number.isSafeInteger(id) ? id : undefined
 }
 
-const etagOf = (svg: string) => `"${Bun.hash(svg).toString(36)}"`
+const etagOf = (svg: string) => `"${quickHash(svg)}"`
 
 /** The SVG response, or 304 when the client already holds this exact picture, or 412 when `If-Match` names another. */
 export function svgResponse(svg: string, request: Request): Response {

@@ -1,3 +1,4 @@
+import { deepEquals } from '#runtime'
 import { ProblemDetails } from '../http/responses.ts'
 import { Album } from '../model/album.ts'
 import { Artist, ArtistInput, ArtistPatch } from '../model/artist.ts'
@@ -31,7 +32,7 @@ function replaceCopies(value: unknown, components: [string, Schema][]): unknown 
   if (Array.isArray(value)) return value.map((item) => replaceCopies(item, components))
   if (!isObject(value)) return value
   const bare = withoutDescription(value)
-  const match = components.find(([, schema]) => Bun.deepEquals(bare, schema))
+  const match = components.find(([, schema]) => deepEquals(bare, schema))
   return match ? { $ref: `#/components/schemas/${match[0]}` } : inside(value, components)
 }
 

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import { toOpenAPISchema } from '@elysiajs/openapi'
 import type { AnyElysia } from 'elysia'
 import pkg from '../../package.json' with { type: 'json' }
@@ -184,7 +185,7 @@ function publishedParameters(paths: Paths): Record<string, Parameter> {
  * prebuilt text), so its cost is the same for every origin and nothing is kept per origin.
  */
 export function withServer(document: OpenApiDocument): (origin: string) => Blob {
-  const slot = `server-${crypto.randomUUID()}`
+  const slot = `server-${randomUUID()}`
   const text = JSON.stringify({ ...document, servers: [{ url: slot, description: SERVER_DESCRIPTION }] })
   const [head, tail, ...rest] = text.split(JSON.stringify(slot))
   if (head === undefined || tail === undefined || rest.length > 0) throw new Error('The server slot must occur once')

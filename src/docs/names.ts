@@ -1,3 +1,4 @@
+import { deepEquals } from '#runtime'
 import type { Operation, Paths, Schema } from './shapes.ts'
 
 // Generated clients name their types after the document's components. A schema written inline in a request body or
@@ -39,7 +40,7 @@ const withoutDescription = ({ description: _, ...rest }: Schema) => rest
 function addComponent(schemas: Record<string, Schema>, name: string, schema: Schema): Schema {
   const existing = schemas[name]
   if (!existing) schemas[name] = schema
-  else if (!Bun.deepEquals(withoutDescription(existing), withoutDescription(schema)))
+  else if (!deepEquals(withoutDescription(existing), withoutDescription(schema)))
     throw new Error(`Two different schemas would be named ${name} in /openapi.json`)
   return ref(name)
 }
@@ -82,7 +83,7 @@ function namePage(page: Schema, operation: Operation, schemas: Record<string, Sc
       properties: { meta: ref(PAGE_META) },
     })
   }
-  if (!Bun.deepEquals(withoutDescription(schemas[PAGE_META] as Schema), withoutDescription(meta)))
+  if (!deepEquals(withoutDescription(schemas[PAGE_META] as Schema), withoutDescription(meta)))
     throw new Error(`The page of ${operation.operationId} has a meta of its own`)
   const item = refName(data.items) ?? nameOf(data.items, `${pascal(operation.operationId)}Item`)
   if (!refName(data.items)) addComponent(schemas, item, data.items)

@@ -1,4 +1,5 @@
 import { Elysia, type InternalRoute, t } from 'elysia'
+import { sha256 } from '#runtime'
 import { ByteCache } from '../cache/byte-cache.ts'
 import { compress, encodedHeaders, negotiate, PER_REQUEST } from '../http/compression.ts'
 import { CACHE_CONTROL, conditionsWithoutTags, noneMatchHits, refuseUnmatched } from '../http/conditional.ts'
@@ -31,7 +32,7 @@ const VARY_DIRECT = 'Accept-Encoding'
 const VARY_PROXIED = 'Accept-Encoding, X-Forwarded-Proto, X-Forwarded-Host'
 
 /** The 132 first bits of SHA-256, in base64url, as the tags of records and pages. */
-const digest = (bytes: Uint8Array) => Bun.SHA256.hash(bytes, 'base64url').slice(0, 22)
+const digest = (bytes: Uint8Array) => sha256(bytes, 'base64url').slice(0, 22)
 
 /** The document, built once, as each origin's bytes and the origin a request reached. */
 interface Built {

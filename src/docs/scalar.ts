@@ -1,28 +1,34 @@
 import { dirname, join } from 'node:path'
 import type { EmbeddedAsset } from '../http/embedded-assets.ts'
 import { sizedResponse } from '../http/sized-response.ts'
+import { NotFoundError } from '../model/errors.ts'
 
 /**
  * Where Scalar's standalone bundle is, and its version. The executable, and a run from a clone, take them from the
  * repository's own install by path (src/docs/scalar-files.ts), which is what lets the build embed the bundle. Installed
  * as a dependency (`bun add`, by path, git URL or tarball), Scalar sits where the package manager put it, hoisted
- * beside this package as a rule: that path then names nothing and Bun refuses to load the module, so Scalar is found
- * as any dependency is, through its manifest (Bun resolves `package.json` whatever a package's exports list; they do
- * not list the bundle).
+ * beside this package as a rule: that path then names nothing and the module fails to load, so Scalar is found as any
+ * dependency is, through its manifest (`package.json` resolves whatever a package's exports list; they do not list
+ * the bundle). The npm package's in-process service leaves the 4 MB bundle out: there `/docs` is served only where
+ * the project installed `@scalar/api-reference` itself, and is otherwise a 404 naming `/openapi.json`.
  */
-function installedScalar(): { path: string; version: string } {
+function installedScalar(): { path: string; version: string } | undefined {
   try {
     return require('./scalar-files.ts')
   } catch {
-    const manifest = Bun.resolveSync('@scalar/api-reference/package.json', import.meta.dir)
-    return { path: join(dirname(manifest), 'dist/browser/standalone.js'), version: require(manifest).version }
+    try {
+      const manifest = require.resolve('@scalar/api-reference/package.json')
+      return { path: join(dirname(manifest), 'dist/browser/standalone.js'), version: require(manifest).version }
+    } catch {
+      return undefined
+    }
   }
 }
 
 const scalar = installedScalar()
 
 /** The version of Scalar API Reference embedded, in its assets' names so that browsers may cache them for good. */
-export const SCALAR_VERSION = scalar.version
+export const SCALAR_VERSION = scalar?.version
 
 const BUNDLE = `scalar-api-reference-${SCALAR_VERSION}.js`
 const INIT = 'docs.js'
@@ -83,29 +89,39 @@ const CSP = [
 
 const JAVASCRIPT = 'text/javascript; charset=utf-8'
 
-/** The interactive documentation page at `/docs`. */
-export const docsPage = () =>
-  sizedResponse(page, {
+/** The interactive documentation page at `/docs`; 404 where Scalar's bundle is not there to serve. */
+export const docsPage = () => {
+  if (!scalar)
+    throw new NotFoundError(
+      "The API reference page needs Scalar's bundle, which this build leaves out: /openapi.json describes the API.",
+    )
+  return sizedResponse(page, {
     headers: {
       'content-type': 'text/html; charset=utf-8',
       'content-security-policy': CSP,
       'cache-control': 'no-cache',
     },
   })
+}
 
 /**
  * The page's assets by file name, served from the executable itself. A Map, not an object: a name from the URL such
  * as `constructor` or `__proto__` must find nothing, not a property every object inherits.
  */
-export const docsAssets: ReadonlyMap<string, EmbeddedAsset> = new Map([
-  // The bundle's name carries its version, so a new version is a new URL and this one may be cached for good.
-  [
-    BUNDLE,
-    {
-      name: BUNDLE,
-      source: { path: scalar.path },
-      headers: { 'content-type': JAVASCRIPT, 'cache-control': 'public, max-age=31536000, immutable' },
-    },
+export const docsAssets: ReadonlyMap<string, EmbeddedAsset> = new Map(
+  scalar && [
+    // The bundle's name carries its version, so a new version is a new URL and this one may be cached for good.
+    [
+      BUNDLE,
+      {
+        name: BUNDLE,
+        source: { path: scalar.path },
+        headers: { 'content-type': JAVASCRIPT, 'cache-control': 'public, max-age=31536000, immutable' },
+      },
+    ],
+    [
+      INIT,
+      { name: INIT, source: { text: init }, headers: { 'content-type': JAVASCRIPT, 'cache-control': 'no-cache' } },
+    ],
   ],
-  [INIT, { name: INIT, source: { text: init }, headers: { 'content-type': JAVASCRIPT, 'cache-control': 'no-cache' } }],
-])
+)

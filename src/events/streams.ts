@@ -4,6 +4,7 @@
  * is admitted, and how, is the route's (routes.ts). The work and memory of a stream are bounded by constants: the
  * bytes it may have waiting for a slow reader (past them it is dropped).
  */
+import { type PushController, pushStream, withResolvers } from '#runtime'
 import { recordJson } from '../http/json.ts'
 import { CHANGE_WINDOW, type ChangeEvent, type Subscription } from '../store/changes.ts'
 
@@ -115,8 +116,6 @@ export class OpenStreams {
   }
 }
 
-type Direct = ReadableStreamDirectController
-
 /** Streams with something to write: written together in the next turn of the event loop. */
 const due = new Set<EventStream>()
 
@@ -143,7 +142,7 @@ function writeSoon(stream: EventStream): void {
  */
 export class EventStream {
   readonly body: ReadableStream
-  private controller: Direct | undefined
+  private controller: PushController | undefined
   private readonly queue: { chunk: Uint8Array; live: boolean }[] = []
   private next = 0
   /** Bytes of live changes waiting in `queue` (the missed ones given at the start are not counted). */
@@ -153,23 +152,22 @@ export class EventStream {
   private subscription: Subscription | undefined
   /** Changes that came while the subscription was being made: sent right after the missed ones, in order. */
   private held: ChangeEvent[] | undefined = []
-  private readonly finished = Promise.withResolvers<void>()
+  private readonly finished = withResolvers<void>()
   private quietSince = Date.now()
 
   constructor(
     private readonly limits: EventStreamLimits,
     private readonly release: () => void,
   ) {
-    this.body = new ReadableStream({
-      type: 'direct',
-      pull: (controller: Direct) => {
+    this.body = pushStream({
+      pull: (controller) => {
         this.controller = controller
         if (this.closed) this.finish()
         else this.pump()
         return this.finished.promise
       },
       cancel: () => this.close(),
-    } satisfies Bun.DirectUnderlyingSource)
+    })
   }
 
   /** Sends a heartbeat if nothing was sent for the interval (and nothing waits). */

@@ -6,6 +6,7 @@
  * (src/http/embedded-assets.ts).
  */
 import zlib from 'node:zlib'
+import { gzip, hasZstd, zstd } from '#runtime'
 import { sizedResponse } from './sized-response.ts'
 import { weightOf } from './weight.ts'
 
@@ -22,7 +23,7 @@ export const MIN_COMPRESSED_BYTES = 1024
  * What answers made per request are offered in, best first when a client accepts several equally: zstd compresses
  * about as well as brotli's quick levels in a fraction of the time, gzip is what every client has.
  */
-export const PER_REQUEST: readonly Coding[] = ['zstd', 'br', 'gzip']
+export const PER_REQUEST: readonly Coding[] = hasZstd ? ['zstd', 'br', 'gzip'] : ['br', 'gzip']
 
 /** At most this many members of `Accept-Encoding` are read: browsers send four or five. */
 const MAX_MEMBERS = 16
@@ -57,8 +58,8 @@ export function negotiate(header: string | null, offered: readonly Coding[]): Co
   return best
 }
 
-/** A level for each coding (gzip's as Bun types it: 0 to 9). */
-type Levels = Readonly<{ zstd: number; br: number; gzip: NonNullable<Parameters<typeof Bun.gzipSync>[1]>['level'] }>
+/** A level for each coding (gzip's from 0 to 9). */
+type Levels = Readonly<{ zstd: number; br: number; gzip: number }>
 
 /**
  * The levels of answers made per request: ratios near the best, at about 2 to 3 µs per kilobyte for zstd and 10 for
@@ -71,8 +72,9 @@ export const BEST: Levels = { zstd: 19, br: zlib.constants.BROTLI_MAX_QUALITY, g
 
 /** `body` compressed in `coding` at the level `levels` give it. */
 function compressAt(body: Uint8Array<ArrayBuffer>, coding: Coding, levels: Levels): Uint8Array {
-  if (coding === 'zstd') return Bun.zstdCompressSync(body, { level: levels.zstd })
-  if (coding === 'gzip') return Bun.gzipSync(body, { level: levels.gzip })
+  // zstd is offered only where the runtime has it: it is never asked for elsewhere.
+  if (coding === 'zstd') return zstd(body, levels.zstd) as Uint8Array
+  if (coding === 'gzip') return gzip(body, levels.gzip)
   const { BROTLI_PARAM_QUALITY, BROTLI_PARAM_SIZE_HINT } = zlib.constants
   return zlib.brotliCompressSync(body, {
     params: { [BROTLI_PARAM_QUALITY]: levels.br, [BROTLI_PARAM_SIZE_HINT]: body.byteLength },

@@ -4,6 +4,8 @@
  * records come from the store (src/store/entity-tag.ts); a list page's is a weak tag of its bytes, made here once
  * per encoded page (src/http/pagination.ts).
  */
+
+import { sha256 } from '#runtime'
 import type { Precondition } from '../store/entity-tag.ts'
 import { allowedMethods } from './allowed-methods.ts'
 import { Problem } from './problem.ts'
@@ -149,7 +151,7 @@ export function conditionsWithoutTags(routes: () => readonly { method: string; p
 }
 
 // The first 132 bits of SHA-256, in base64url, as the records' tags.
-const digest = (bytes: Uint8Array) => Bun.SHA256.hash(bytes, 'base64url').slice(0, 22)
+const digest = (bytes: Uint8Array) => sha256(bytes, 'base64url').slice(0, 22)
 
 /**
  * The weak tag of an encoded answer (a list page): equal bytes, equal tag, on every replica, and across restarts.

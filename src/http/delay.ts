@@ -1,4 +1,5 @@
 import { Elysia } from 'elysia'
+import { sleep } from '#runtime'
 
 /** The paths `--delay` slows down: the API itself, not health checks, documentation or pictures. */
 const API_PREFIX = '/api/'
@@ -17,6 +18,6 @@ export function delay(ms: number) {
   return plugin.onRequest(async ({ request }) => {
     // The path starts after the scheme and host; no URL object is needed to find it.
     const path = request.url.slice(request.url.indexOf('/', request.url.indexOf('//') + 2))
-    if (path.startsWith(API_PREFIX)) await Bun.sleep(ms)
+    if (path.startsWith(API_PREFIX)) await sleep(ms)
   })
 }

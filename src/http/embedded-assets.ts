@@ -7,6 +7,7 @@
  * fixed set of files.
  */
 import { readFileSync } from 'node:fs'
+import { embeddedFile, fileBody } from '#runtime'
 import { type Coding, compress, encodedHeaders, MIN_COMPRESSED_BYTES, negotiate, VARY } from './compression.ts'
 import { sizedResponse } from './sized-response.ts'
 
@@ -33,14 +34,12 @@ export function assetBytes({ source }: EmbeddedAsset): Uint8Array<ArrayBuffer> {
   return 'text' in source ? new TextEncoder().encode(source.text) : readFileSync(source.path)
 }
 
-let embedded: Map<string, Blob> | undefined
 /** The compressed forms made in this process, for an executable built without them or a run from the sources. */
 const made = new Map<string, Uint8Array>()
 
 function compressedForm(asset: EmbeddedAsset, coding: Coding): Blob | Uint8Array {
   const name = compressedName(asset.name, coding)
-  embedded ??= new Map(Bun.embeddedFiles.map((file) => [(file as Blob & { name: string }).name, file]))
-  const built = embedded.get(name)
+  const built = embeddedFile(name)
   if (built) return built
   let bytes = made.get(name)
   if (!bytes) {
@@ -58,12 +57,12 @@ const sizes = new Map<string, number>()
  * else as it is.
  */
 export function assetResponse(request: Request, asset: EmbeddedAsset): Response {
+  const body = 'text' in asset.source ? asset.source.text : fileBody(asset.source.path)
   let size = sizes.get(asset.name)
   if (size === undefined) {
-    size = 'text' in asset.source ? Buffer.byteLength(asset.source.text) : Bun.file(asset.source.path).size
+    size = typeof body === 'string' ? Buffer.byteLength(body) : body instanceof Blob ? body.size : body.byteLength
     sizes.set(asset.name, size)
   }
-  const body = 'text' in asset.source ? asset.source.text : Bun.file(asset.source.path)
   if (size < MIN_COMPRESSED_BYTES) return sizedResponse(body, { headers: asset.headers })
   const coding = negotiate(request.headers.get('accept-encoding'), EMBEDDED_CODINGS)
   if (!coding) return sizedResponse(body, { headers: { ...asset.headers, ...VARY } })

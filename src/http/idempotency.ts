@@ -4,6 +4,7 @@
  * the same key, and gets the first answer again instead of a second artist, album, account, token or key.
  */
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto'
+import { sha256 } from '#runtime'
 import type { Caller } from '../auth/guard.ts'
 import type { KeptAnswer } from '../model/kept-answer.ts'
 import {
@@ -100,9 +101,7 @@ export interface Keying {
 function fingerprintOf(request: Request, body: unknown, subject?: string, mac?: Buffer): string {
   const { pathname } = new URL(request.url)
   const text = JSON.stringify(body ?? null) + (subject === undefined ? '' : `\n${subject}`)
-  const digest = mac
-    ? createHmac('sha256', mac).update(text).digest('base64url')
-    : new Bun.CryptoHasher('sha256').update(text).digest('base64url')
+  const digest = mac ? createHmac('sha256', mac).update(text).digest('base64url') : sha256(text, 'base64url')
   return `${request.method} ${pathname} ${digest}`
 }
 

@@ -1,4 +1,5 @@
 import { Elysia } from 'elysia'
+import { uuidv7 } from '#runtime'
 import { type AccessEntry, MAX_USER_AGENT } from '../log.ts'
 import { isHealthCheck, requestTarget } from './request-target.ts'
 import { bodySize } from './sized-response.ts'
@@ -16,7 +17,7 @@ const USABLE_ID = /^[\x21-\x7e]{1,128}$/
  */
 export function requestIdOf(request: Request): string {
   const given = request.headers.get(REQUEST_ID)
-  return given !== null && USABLE_ID.test(given) ? given : Bun.randomUUIDv7()
+  return given !== null && USABLE_ID.test(given) ? given : uuidv7()
 }
 
 /** The status an answer went out with: a Response's own, else the one set on the context (problems set it too). */

@@ -1,3 +1,4 @@
+import { type Sha256, sha256Hasher } from '#runtime'
 import { COLLECTIONS, type StoreDocument, type StoredDocument } from '../model/store-document.ts'
 import { upgradeDocument } from '../model/upgrade.ts'
 import { type Problem, storeProblems } from './store-problems.ts'
@@ -49,7 +50,7 @@ const RECORDS_PER_STEP = 1000
  * Feeds the canonical JSON of `content` to `hasher` record by record, yielding after every thousand records so that
  * a caller serving requests can let others run in between ({@link contentChecksumSoon}).
  */
-function* checksumSteps(hasher: Bun.CryptoHasher, content: unknown): Generator<void> {
+function* checksumSteps(hasher: Sha256, content: unknown): Generator<void> {
   if (content === null || typeof content !== 'object' || Array.isArray(content)) {
     hasher.update(canonicalJson(content))
     return
@@ -81,14 +82,14 @@ function* checksumSteps(hasher: Bun.CryptoHasher, content: unknown): Generator<v
  * order, line breaks), only on what it holds. Records are fed one at a time, so no second copy of the whole is made.
  */
 export function contentChecksum(content: unknown): string {
-  const hasher = new Bun.CryptoHasher('sha256')
+  const hasher = sha256Hasher()
   for (const _ of checksumSteps(hasher, content));
   return `sha256:${hasher.digest('hex')}`
 }
 
 /** {@link contentChecksum}, letting the event loop run between steps of a thousand records: for a serving process. */
 export async function contentChecksumSoon(content: unknown): Promise<string> {
-  const hasher = new Bun.CryptoHasher('sha256')
+  const hasher = sha256Hasher()
   for (const _ of checksumSteps(hasher, content)) await new Promise((resolve) => setImmediate(resolve))
   return `sha256:${hasher.digest('hex')}`
 }

@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises'
 import { coverPath } from '../covers/cover-path.ts'
 import type { CatalogueEntry } from '../model/catalogue.ts'
 import type { Store } from '../store/store.ts'
@@ -18,7 +19,9 @@ const UNDER_NODE_MODULES = /[\\/]node_modules[\\/]/
  * checks the same file as it is called instead, which gives the same entries.
  */
 export const builtInCatalogue = (): CatalogueEntry[] =>
-  UNDER_NODE_MODULES.test(import.meta.path)
+  // A bundle (the executable, the npm package's in-process service) ran the macro when it was built: its module has
+  // no path of its own on disk.
+  UNDER_NODE_MODULES.test(import.meta.path ?? '')
     ? require('./built-in.ts').builtInEntries()
     : require('./embedded-catalogue.ts').embeddedCatalogue()
 
@@ -26,7 +29,7 @@ export const builtInCatalogue = (): CatalogueEntry[] =>
 export async function readCatalogueFile(path: string): Promise<CatalogueEntry[]> {
   let text: string
   try {
-    text = await Bun.file(path).text()
+    text = await readFile(path, 'utf8')
   } catch (error) {
     throw new SeedError(`cannot read catalogue ${path}: ${(error as Error).message}`)
   }

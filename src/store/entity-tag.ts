@@ -8,13 +8,15 @@
  * A replacement that changes nothing keeps the tag: a client whose `If-Match` names it has read exactly what is
  * stored, so its write loses nobody's change.
  */
+
+import { sha256 } from '#runtime'
 import type { Album } from '../model/album.ts'
 import type { Artist } from '../model/artist.ts'
 
 const tags = new WeakMap<object, string>()
 
 // The first 132 bits of SHA-256, in base64url: 22 characters, none of which needs quoting in a header.
-const digest = (text: string) => Bun.SHA256.hash(text, 'base64url').slice(0, 22)
+const digest = (text: string) => sha256(text, 'base64url').slice(0, 22)
 
 /**
  * The tag of `record`, computed from `content` (its fields in a fixed order, unset ones as null, so that neither the

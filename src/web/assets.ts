@@ -1,3 +1,4 @@
+import { quickHash } from '#runtime'
 import type { EmbeddedAsset } from '../http/embedded-assets.ts'
 import { sizedResponse } from '../http/sized-response.ts'
 import favicon from './favicon.svg' with { type: 'text' }
@@ -14,7 +15,7 @@ interface PageAsset extends EmbeddedAsset {
 const IMMUTABLE = 'public, max-age=31536000, immutable'
 
 function asset(name: string, extension: string, text: string, type: string): PageAsset {
-  const file = `${name}-${Bun.hash(text).toString(36)}.${extension}`
+  const file = `${name}-${quickHash(text)}.${extension}`
   return {
     path: `/assets/${file}`,
     name: file,

@@ -1,19 +1,13 @@
-import { hash, verify } from '@node-rs/argon2'
-import type { PasswordHasher } from '../../src/auth/password.ts'
+import { lowestCostArgon2id } from '../../src/auth/password.ts'
 
 /**
- * argon2id at its lowest cost (8 KiB, one pass, one lane): a real PHC string (`$argon2id$v=19$m=8,t=1,p=1$…`) that
- * verifies like any other, in microseconds instead of the 20–50 ms of a production hash. The in-process tests of the
- * API, which sign up and log in hundreds of times and test what the routes answer rather than what a hash costs,
- * build their apps with it (`testApp()`, `createApp({ passwords })`). The production parameters (m=19456, t=2, p=1)
- * are checked where they matter: in-process by test/accounts/storage.test.ts and login.test.ts, which ask for the
- * default hasher, and in the compiled executable's own data file by test/accounts/standalone.binary.test.ts.
+ * The in-process tests of the API, which sign up and log in hundreds of times and test what the routes answer rather
+ * than what a hash costs, build their apps with argon2id at its lowest cost (`testApp()`, `createApp({ passwords })`).
+ * The production parameters (m=19456, t=2, p=1) are checked where they matter: in-process by
+ * test/accounts/storage.test.ts and login.test.ts, which ask for the default hasher, and in the compiled executable's
+ * own data file by test/accounts/standalone.binary.test.ts.
  */
-export const cheapPasswords: PasswordHasher = {
-  // `algorithm: 2` is Argon2id (a const enum the package declares, which isolated modules cannot read).
-  hash: (password) => hash(password, { algorithm: 2, memoryCost: 8, timeCost: 1, parallelism: 1 }),
-  verify: (hashed, password) => verify(hashed, password),
-}
+export const cheapPasswords = lowestCostArgon2id
 
 /**
  * A stored password hash for data files and backups written by hand: the argon2id PHC string of `i-love-rock` at the

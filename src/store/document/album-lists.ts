@@ -70,7 +70,7 @@ function inOrder(albums: readonly Album[], order: Order): readonly Album[] {
   }
   let ordered = kept.orders[order]
   if (ordered === undefined) {
-    ordered = albums.toSorted(orders[order])
+    ordered = [...albums].sort(orders[order])
     kept.orders[order] = ordered
   }
   return ordered

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import { Low, Memory } from 'lowdb'
 import type { StoreMetrics } from '../../metrics/metrics.ts'
 import { type Album, DEFAULT_KIND } from '../../model/album.ts'
@@ -74,7 +75,7 @@ export class DocumentStore implements Store {
   private point: Promise<StoreDocument> | undefined
   /** The changes of this store, announced once durable; ids are this store's run and a count (changes.ts). */
   readonly changes: ChangeHub
-  private readonly run = crypto.randomUUID().slice(0, 8)
+  private readonly run = randomUUID().slice(0, 8)
   private announced = 0
   /**
    * Whether commits go through: away at a commit the disk refused, back at the next that it takes. While away, a

@@ -1,3 +1,4 @@
+import { withResolvers } from '#runtime'
 import type { StoreMetrics } from '../../metrics/metrics.ts'
 import type { StoreAvailability } from '../availability.ts'
 import { Batch } from './batch.ts'
@@ -67,7 +68,7 @@ export class GroupCommit {
   }
 
   private enqueue<T>(mutation: Mutation<T>, probe?: true): Promise<T> {
-    const { promise, resolve, reject } = Promise.withResolvers<T>()
+    const { promise, resolve, reject } = withResolvers<T>()
     this.queue.push({ mutation, resolve: resolve as (result: unknown) => void, reject, probe })
     this.running ??= this.drain()
     return promise

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import type { KeptAnswer, KeptEntry } from '../../model/kept-answer.ts'
 import { type Claim, entryBytes, type IdempotencyLimits, type KeyedRequest, secondsUntil } from '../idempotency.ts'
 
@@ -42,7 +43,7 @@ export class IdempotencyTable {
       return { kind: 'full', of: 'scope', retryAfter: this.retryAfter(now, request.scope) }
     if (this.bytesInAll + bytes > limits.bytesInAll)
       return { kind: 'full', of: 'all', retryAfter: this.retryAfter(now) }
-    const claim = crypto.randomUUID()
+    const claim = randomUUID()
     this.add({ request, bytes, claim, until: now + limits.leaseMs })
     return { kind: 'claimed', claim }
   }

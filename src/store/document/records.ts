@@ -234,7 +234,7 @@ export class Records {
     if (document) this.db.data = document
     // By id, not by position: a purge in the batch may have removed records from the middle of a collection.
     for (const name of COLLECTIONS) this.doc[name].length = countUpTo(this.doc[name], counters[name])
-    for (const [holder, name, previous] of replaced.toReversed())
+    for (const [holder, name, previous] of [...replaced].reverse())
       if (holder === this.doc) upsert(this.doc[name] as StoreRecord[], previous)
     this.doc.counters = counters
     this.index()
