@@ -12,6 +12,7 @@
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { inspectExecutable } from './inspect-executable.ts'
+import { buildNodeService } from './node-bundle.ts'
 import { buildRelease, outfileOf, type ReleaseTarget, TARGETS } from './release.ts'
 
 const ROOT = resolve(import.meta.dir, '..')
@@ -116,12 +117,23 @@ async function stageMain(version: string, platforms: readonly ReleaseTarget[]): 
   }
   chmodSync(join(dir, 'bin/rock-legends.js'), 0o755)
   copyFileSync(join(TEMPLATE, 'README.md'), join(dir, 'README.md'))
+  // The in-process service, bundled for Node as an ES module and as CommonJS.
+  await buildNodeService(join(dir, 'lib'))
   // For `require('rock-legends')` (Jest, CommonJS projects): the same code in one CommonJS file, for Node.
   // `import.meta.url` (which finds the platform package) would be inlined as this machine's path: take the file's own.
   const cjs = await Bun.build({
     entrypoints: [join(TEMPLATE, 'lib/index.js')],
     target: 'node',
     format: 'cjs',
+    // The service stays in its own file, loaded with `require` on first use.
+    plugins: [
+      {
+        name: 'service-by-require',
+        setup: (build) => {
+          build.onResolve({ filter: /load-service\.js$/ }, () => ({ path: './load-service.cjs', external: true }))
+        },
+      },
+    ],
     define: { 'import.meta.url': '__rockLegendsUrl' },
     banner: "const __rockLegendsUrl = require('node:url').pathToFileURL(__filename).href;",
   })

@@ -49,6 +49,12 @@ export interface AppOptions
   > {
   /** Whether the server answers over HTTPS: every answer then says `Strict-Transport-Security` (`hstsMs`). */
   https?: boolean
+  /**
+   * Whether requests come in-process with URLs of any scheme and origin (the in-process service, src/service.ts),
+   * rather than from a listener of one scheme: routed as over HTTPS (see below), right for every `http://` host of
+   * four characters or more and every `https://` host of three or more; the caller answers shorter ones itself.
+   */
+  anyOrigin?: boolean
   store: Store
   /** What kind of store `store` is, as backups name it: `json-file` (a data file, or memory; the default) or `postgresql`. */
   storeKind?: StoreKind
@@ -108,6 +114,7 @@ export function createApp({
   signup = defaults.signup,
   trustProxy = defaults.trustProxy,
   https = false,
+  anyOrigin = false,
   hstsMs = defaults.hstsMs,
 }: AppOptions) {
   const catalogue = new Catalogue(store, { now, limits: catalogueLimits })
@@ -131,7 +138,7 @@ export function createApp({
   // after the 7 of `http://`, which over HTTPS is the second slash of `https://`: there it looks after 11 again, right
   // for every host of three characters or more (`https://a.b/`); a shorter `Host` over HTTPS, which no certificate
   // names, is routed wrongly through `handle` alone.
-  const app = new Elysia({ normalize: false, handler: { standardHostname: https } })
+  const app = new Elysia({ normalize: false, handler: { standardHostname: https || anyOrigin } })
   const allowed = allowedMethods(() => app.routes)
   const documentation = apiDocumentation(clients, trustProxy.length > 0)
   const http = metrics?.http

@@ -23,6 +23,7 @@ export type { Artist } from './model/artist.ts'
 // `Snapshot` too: embedders' code that names what `snapshot()` answers by that name keeps compiling.
 export type { StoreDocument as Snapshot, StoreDocument } from './model/store-document.ts'
 export { type RunningServer, type ServerOptions, type StartOptions, startServer } from './server.ts'
+export { createService, type PasswordMode, type Service, type ServiceOptions } from './service.ts'
 export { openMemoryStore } from './store/document/memory.ts'
 export { openJsonFileStore } from './store/json-file/json-file.ts'
 export type { Store } from './store/store.ts'

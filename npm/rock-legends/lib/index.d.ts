@@ -310,6 +310,66 @@ export interface ConnectedServer {
   namespace(name: string): Namespace
 }
 
+/** What {@link createService} takes; each option has the executable's default. */
+export interface ServiceOptions {
+  /** Fill the store with the curated catalogue (`true`), or with a catalogue in the format of `--seed FILE`. */
+  seed?: boolean | CatalogueState
+  /** Service keys (`X-API-Key`); one is made for the service when none is given ({@link Service.apiKey}). */
+  apiKeys?: string[]
+  /** Namespaces, request journal, faults and state, as `fixtures: true` gives a server. */
+  fixtures?: boolean
+  /**
+   * How passwords are hashed: `argon2id` (the default, as the executable: tens of milliseconds a hash), or
+   * `fast-for-tests`: argon2id at its lowest cost (8 KiB, one pass), still a real hash and a real check, in
+   * microseconds, for suites that sign up hundreds of users. Never for passwords that matter.
+   */
+  passwords?: 'argon2id' | 'fast-for-tests'
+  /** Whether anyone may sign up; true by default. */
+  signup?: boolean
+  /** Refuse every write with 503. */
+  readOnly?: boolean
+  /** How long a bearer token lasts, in milliseconds; 24 hours by default. */
+  tokenTtlMs?: number
+  /** The clock; the real one by default. */
+  now?: () => Date
+}
+
+/**
+ * The whole service in-process, from {@link createService}: the executable's routes, rules, problems, entity tags,
+ * pagination, accounts and catalogue, answering Web `Request`s with Web `Response`s, with no port and no process.
+ */
+export interface Service {
+  /** The origin the service's own handles use (`http://rock-legends.test`); `fetch` answers requests for any origin. */
+  readonly url: string
+  /** A service key of this service: the first of `apiKeys`, or the one made for it. Send it as `X-API-Key`. */
+  readonly apiKey: string
+  /**
+   * Answers a request as the executable would: an MSW handler's `request`, a `Request` built from Playwright's
+   * `route.request()`, or `fetch`'s arguments (a path is taken against {@link Service.url}).
+   */
+  fetch(input: Request | URL | string, init?: RequestInit): Promise<Response>
+  /** Puts the data back as it was when the service was made (the default namespace's, with `fixtures`). */
+  reset(): Promise<void>
+  /** The namespace called `name`, as {@link RunningServer.namespace}; throws unless `fixtures: true`. */
+  namespace(name: string): Namespace
+  /** The catalogue (of the default namespace), as a catalogue file. */
+  state(): Promise<CatalogueState>
+  /** Replaces the catalogue (of the default namespace); users, tokens and keys stay. */
+  load(state: CatalogueState): Promise<{ artists: number; albums: number }>
+  /** Ends the service: open event streams end, and later calls are refused. */
+  close(): Promise<void>
+}
+
+/**
+ * Makes the service in-process over a memory store of its own: no port, no child process, no Bun. One per test file,
+ * with `reset()` between tests, is the usual shape (docs/testing-with-rock-legends.md, "In-process on Node").
+ *
+ * @example
+ * const service = await createService({ seed: true, passwords: 'fast-for-tests' })
+ * const server = setupServer(http.all('https://api.example.test/*', ({ request }) => service.fetch(request)))
+ */
+export declare function createService(options?: ServiceOptions): Promise<Service>
+
 /**
  * A server started elsewhere with `--fixtures` or `fixtures: true` (a Vitest or Jest `globalSetup`, a Playwright
  * `webServer`), from a test worker that knows only its URL and one of its service keys: its namespaces.
@@ -319,7 +379,12 @@ export interface ConnectedServer {
  * const ns = server.namespace(`worker-${process.env.JEST_WORKER_ID}`)
  * const api = createClient(server.url, { apiKey: server.apiKey, headers: ns.headers })
  */
-export declare function connect(server: { url: string; apiKey: string }): ConnectedServer
+export declare function connect(server: {
+  url: string
+  apiKey: string
+  /** What the handles' requests go through; the global `fetch` by default. */
+  fetch?: (input: string | URL, init?: RequestInit) => Promise<Response>
+}): ConnectedServer
 
 /** An artist. Optional fields that are unset are left out of answers. */
 export interface Artist {

@@ -18,12 +18,15 @@ async function check(response, expected, what) {
   throw new Error(`${what} failed with ${response.status}: ${detail}`)
 }
 
-/** The handle of namespace `name` on the server at `url`, whose controls `apiKey` (a service key) may call. */
-export function namespaceHandle(url, apiKey, name) {
+/**
+ * The handle of namespace `name` on the server at `url`, whose controls `apiKey` (a service key) may call, through
+ * `send` (the global `fetch`, or an in-process service's).
+ */
+export function namespaceHandle(url, apiKey, name, send = fetch) {
   if (!NAME.test(name)) throw new Error(`a namespace is named with 1 to 64 of A-Z, a-z, 0-9, ., _ and -, not "${name}"`)
   const headers = { [HEADER]: name }
   const control = (path, init = {}) =>
-    fetch(`${url}${path}`, {
+    send(`${url}${path}`, {
       ...init,
       headers: { ...headers, 'x-api-key': apiKey, ...(init.body ? { 'content-type': 'application/json' } : {}) },
     })
@@ -33,7 +36,7 @@ export function namespaceHandle(url, apiKey, name) {
     fetch: (path, init = {}) => {
       const merged = new Headers(init.headers)
       merged.set(HEADER, name)
-      return fetch(new URL(path, url), { ...init, headers: merged })
+      return send(new URL(path, url), { ...init, headers: merged })
     },
     reset: async () => {
       await check(await control('/__admin/reset', { method: 'POST' }), 204, 'reset')
@@ -68,7 +71,7 @@ export function namespaceHandle(url, apiKey, name) {
       return (await check(response, 200, 'loading the state')).json()
     },
     drop: async () => {
-      const response = await fetch(`${url}/__admin/namespaces/${encodeURIComponent(name)}`, {
+      const response = await send(`${url}/__admin/namespaces/${encodeURIComponent(name)}`, {
         method: 'DELETE',
         headers: { 'x-api-key': apiKey },
       })
@@ -80,11 +83,11 @@ export function namespaceHandle(url, apiKey, name) {
 /**
  * `connect({ url, apiKey })`: a server started elsewhere with `--fixtures` (a Vitest or Jest `globalSetup`, a
  * Playwright `webServer`), from a test worker that knows only its URL and a service key; `namespace(name)` as on the
- * server `startServer` gives.
+ * server `startServer` gives. Its requests go through `fetch` when given (the global one by default).
  */
-export function connect({ url, apiKey }) {
+export function connect({ url, apiKey, fetch: send = fetch }) {
   if (typeof url !== 'string' || !url) throw new Error('connect needs the url of a running server')
   if (typeof apiKey !== 'string' || !apiKey) throw new Error('connect needs a service key of the server (apiKey)')
   const base = url.replace(/\/+$/, '')
-  return { url: base, apiKey, namespace: (name) => namespaceHandle(base, apiKey, name) }
+  return { url: base, apiKey, namespace: (name) => namespaceHandle(base, apiKey, name, send) }
 }

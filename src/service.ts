@@ -1,0 +1,161 @@
+/**
+ * The whole service in-process, with no port and no child process: `service.fetch(request)` answers a Web `Request`
+ * with the `Response` the executable would send, from a memory store of its own. This is what the npm package gives
+ * Node (bundled once by scripts/node-bundle.ts), for MSW handlers, Playwright's `page.route` and `fetch` wrappers in
+ * component tests; on Bun the same module runs from the sources. What differs by runtime is behind `#runtime`.
+ */
+import { getRandomValues } from 'node:crypto'
+import type { Namespace } from '../npm/rock-legends/lib/index.js'
+import { connect } from '../npm/rock-legends/lib/namespace.js'
+import { createApp } from './app.ts'
+import { argon2id, lowestCostArgon2id, type PasswordHasher } from './auth/password.ts'
+import { coverPath } from './covers/cover-path.ts'
+import { FixtureFront } from './fixtures/front.ts'
+import { NAMESPACE_LIMITS } from './fixtures/namespaces.ts'
+import { exportState, importState } from './fixtures/state.ts'
+import { type CatalogueFileData, parseCatalogue } from './seed/catalogue-file.ts'
+import { builtInCatalogue } from './seed/seed.ts'
+import { openMemoryStore } from './store/document/memory.ts'
+
+/** How passwords are hashed in-process. */
+export type PasswordMode = 'argon2id' | 'fast-for-tests'
+
+/** What {@link createService} takes; every option has the executable's default. */
+export interface ServiceOptions {
+  /** Fill the store with the curated catalogue (`true`), or with a catalogue in the format of `--seed FILE`. */
+  seed?: boolean | CatalogueFileData
+  /** Service keys (`X-API-Key`); one is made for the service when none is given ({@link Service.apiKey}). */
+  apiKeys?: string[]
+  /** Namespaces, request journal, faults and state, as `--fixtures` serves them. */
+  fixtures?: boolean
+  /**
+   * `argon2id` (the default, as the executable: about 20–50 ms a hash) or `fast-for-tests`: argon2id at its lowest
+   * cost (8 KiB, one pass), a real hash and a real check in microseconds, for suites that sign up hundreds of users.
+   * Never for passwords that matter.
+   */
+  passwords?: PasswordMode
+  /** Whether anyone may sign up (`--signup`); true by default. */
+  signup?: boolean
+  /** Refuse every write with 503 (`--read-only`). */
+  readOnly?: boolean
+  /** How long a bearer token lasts, in milliseconds (`--token-ttl`). */
+  tokenTtlMs?: number
+  /** The clock; the real one by default. */
+  now?: () => Date
+}
+
+/** The service in-process. */
+export interface Service {
+  /** The origin the service's own handles use for their requests; `fetch` answers requests for any origin. */
+  readonly url: string
+  /** A service key of the service: the first of `apiKeys`, or the one made for it. */
+  readonly apiKey: string
+  /** Answers `input` as the executable would; a path is taken against {@link Service.url}. */
+  fetch(input: Request | URL | string, init?: RequestInit): Promise<Response>
+  /** Puts the data back as it was when the service was made (the default namespace's, with `fixtures`). */
+  reset(): Promise<void>
+  /** The namespace called `name`, as `startServer`'s; only with `fixtures: true`. */
+  namespace(name: string): Namespace
+  /** The catalogue (of the default namespace), in the format of `--seed FILE`. */
+  state(): Promise<CatalogueFileData>
+  /** Replaces the catalogue (of the default namespace) with `state`; users, tokens and keys stay. */
+  load(state: CatalogueFileData): Promise<{ artists: number; albums: number }>
+  /** Ends what runs in the background (event streams, their heartbeats); later calls are refused. */
+  close(): Promise<void>
+}
+
+/** The origin of the service's own requests: a name under `.test`, which no DNS resolves (RFC 6761). */
+const ORIGIN = 'http://rock-legends.test'
+
+/** Where the path of a URL starts at the earliest for the app to route it (`anyOrigin` in src/app.ts). */
+const SHORTEST_ROUTED_PATH_START = 11
+
+const serviceKey = () => `rl_service_${Buffer.from(getRandomValues(new Uint8Array(18))).toString('hex')}`
+
+/**
+ * Makes the service over a memory store of its own, seeded as asked.
+ *
+ * @example
+ * const service = await createService({ seed: true, passwords: 'fast-for-tests' })
+ * const response = await service.fetch('/api/v1/artists?limit=5')
+ */
+export async function createService(options: ServiceOptions = {}): Promise<Service> {
+  const { seed = false, fixtures = false } = options
+  const apiKeys = options.apiKeys?.length ? options.apiKeys : [serviceKey()]
+  const passwords: PasswordHasher = options.passwords === 'fast-for-tests' ? lowestCostArgon2id : argon2id
+  const base = openMemoryStore()
+  if (seed !== false) {
+    const catalogue = seed === true ? builtInCatalogue() : parseCatalogue(seed, 'the seed catalogue')
+    await base.load(catalogue, { cover: coverPath, ifNeverWritten: true })
+  }
+  const point = await base.resetPoint()
+  const front = fixtures ? new FixtureFront(base, point, NAMESPACE_LIMITS) : undefined
+  const store = front?.store ?? base
+  const app = createApp({
+    store,
+    apiKeys,
+    passwords,
+    signup: options.signup,
+    readOnly: options.readOnly,
+    tokenTtlMs: options.tokenTtlMs,
+    now: options.now,
+    reset: front?.reset ?? (() => base.restore(point)),
+    fixtureFront: front,
+    anyOrigin: true,
+  })
+  const handle = (request: Request) => app.handle(request)
+  const answer = front ? (request: Request) => front.fetch(request, handle) : handle
+  let closed = false
+  const fetch = async (input: Request | URL | string, init?: RequestInit) => {
+    if (closed) throw new Error('the service was closed: make a new one with createService()')
+    return answer(inProcessRequest(input, init))
+  }
+  // The namespaces' controls are the routes a server's are, called with the service key through this `fetch`.
+  const controls = fixtures ? connect({ url: ORIGIN, apiKey: apiKeys[0] as string, fetch }) : undefined
+  return {
+    url: ORIGIN,
+    apiKey: apiKeys[0] as string,
+    fetch,
+    reset: () => (front ? front.namespaces.default.reset() : base.restore(point)),
+    namespace: (name) => {
+      if (!controls) throw new Error('namespaces need createService({ fixtures: true })')
+      return controls.namespace(name)
+    },
+    state: () => exportState(store),
+    load: async (state) => importState(store, parseCatalogue(state, 'the state to load')),
+    close: async () => {
+      closed = true
+      await store.close()
+    },
+  }
+}
+
+/**
+ * The request `input` names, as the app is given it. A path is taken against {@link ORIGIN}. `Accept-Encoding` is
+ * left out: a compressed answer would reach the caller's code as compressed bytes, since nothing between decodes it
+ * (a `fetch` decodes what comes from the network, not a `Response` handed back in-process). A host shorter than the
+ * app routes by (see `anyOrigin` in src/app.ts) is answered as {@link ORIGIN}.
+ */
+function inProcessRequest(input: Request | URL | string, init?: RequestInit): Request {
+  let request =
+    input instanceof Request && init === undefined
+      ? input
+      : new Request(typeof input === 'string' && input.startsWith('/') ? ORIGIN + input : (input as string), init)
+  if (request.url.indexOf('/', 8) < SHORTEST_ROUTED_PATH_START) {
+    const { pathname, search } = new URL(request.url)
+    request = new Request(ORIGIN + pathname + search, request)
+  }
+  if (request.headers.has('accept-encoding')) {
+    const headers = new Headers(request.headers)
+    headers.delete('accept-encoding')
+    // A new Request from the parts: Bun's `new Request(request, { headers })` keeps the old headers.
+    request = new Request(request.url, {
+      method: request.method,
+      headers,
+      body: request.body,
+      signal: request.signal,
+      duplex: 'half',
+    } as RequestInit)
+  }
+  return request
+}
