@@ -11,7 +11,7 @@ import { coverRoutes } from './covers/routes.ts'
 import { apiDocumentation } from './docs/openapi.ts'
 import { eventRoutes } from './events/routes.ts'
 import { EVENT_STREAM_LIMITS, type EventStreamLimits } from './events/streams.ts'
-import type { FixtureFront } from './fixtures/front.ts'
+import type { FixtureControls } from './fixtures/front.ts'
 import { type Reset, resetRoutes } from './fixtures/reset.ts'
 import { fixtureRoutes } from './fixtures/routes.ts'
 import { acceptable } from './http/accept.ts'
@@ -72,7 +72,7 @@ export interface AppOptions
    * Serves the fixture controls (`--fixtures`: namespaces, request journal, faults, state) of this front, which must
    * also be what answers the app's requests (`front.fetch`) and hold `store` (`front.store`).
    */
-  fixtureFront?: FixtureFront
+  fixtureFront?: FixtureControls
   /** The brakes on sign-up and login; `ACCOUNT_LIMITS` by default (tests that sign up many users raise them). */
   limits?: AccountLimits
   /** How many artists and albums an account may add; `CATALOGUE_LIMITS` by default (tests lower them). */

@@ -4,18 +4,21 @@
  * Node (bundled once by scripts/node-bundle.ts), for MSW handlers, Playwright's `page.route` and `fetch` wrappers in
  * component tests; on Bun the same module runs from the sources. What differs by runtime is behind `#runtime`.
  */
+import { AsyncLocalStorage } from 'node:async_hooks'
 import { getRandomValues } from 'node:crypto'
 import type { Namespace } from '../npm/rock-legends/lib/index.js'
 import { connect } from '../npm/rock-legends/lib/namespace.js'
 import { createApp } from './app.ts'
-import { argon2id, lowestCostArgon2id, type PasswordHasher } from './auth/password.ts'
+import { argon2id, lowestCostArgon2id } from './auth/password.ts'
 import { coverPath } from './covers/cover-path.ts'
 import { FixtureFront } from './fixtures/front.ts'
 import { NAMESPACE_LIMITS } from './fixtures/namespaces.ts'
 import { exportState, importState } from './fixtures/state.ts'
 import { type CatalogueFileData, parseCatalogue } from './seed/catalogue-file.ts'
 import { builtInCatalogue } from './seed/seed.ts'
+import { DelegatingStore } from './store/delegating-store.ts'
 import { openMemoryStore } from './store/document/memory.ts'
+import type { Limiter, Recents, Store } from './store/store.ts'
 
 /** How passwords are hashed in-process. */
 export type PasswordMode = 'argon2id' | 'fast-for-tests'
@@ -72,17 +75,176 @@ const SHORTEST_ROUTED_PATH_START = 11
 
 const serviceKey = () => `rl_service_${Buffer.from(getRandomValues(new Uint8Array(18))).toString('hex')}`
 
+/** The service key of the services made without `apiKeys`: one for the process, so that they share their app. */
+let processKey: string | undefined
+
+/** What one service is to the app it shares: the store its requests see, its fixture front, its reset. */
+interface World {
+  store: Store
+  front: FixtureFront | undefined
+  reset: () => Promise<void>
+}
+
 /**
- * Makes the service over a memory store of its own, seeded as asked.
+ * The store a shared app is built over: each call goes to the store of the service whose request is being answered.
+ * Its brakes are that service's own, made on first use.
+ */
+class WorldStore extends DelegatingStore {
+  private readonly brakes = new WeakMap<Store, Map<string, Limiter | Recents>>()
+
+  constructor(private readonly world: () => World) {
+    super()
+  }
+
+  protected read(): Store {
+    return this.world().store
+  }
+
+  protected write(): Store {
+    return this.world().store
+  }
+
+  /** The brake called `name` of the current service's store, made by `make` on its first use there. */
+  private brake<T extends Limiter | Recents>(name: string, make: (store: Store) => T): T {
+    const store = this.world().store
+    let own = this.brakes.get(store)
+    if (!own) {
+      own = new Map()
+      this.brakes.set(store, own)
+    }
+    let brake = own.get(name)
+    if (!brake) {
+      brake = make(store)
+      own.set(name, brake)
+    }
+    return brake as T
+  }
+
+  readonly limiter: Store['limiter'] = (name, rule, clock) => {
+    const of = () => this.brake(name, (store) => store.limiter(name, rule, clock))
+    return {
+      hit: (key) => of().hit(key),
+      record: (key) => of().record(key),
+      settle: (attempt) => of().settle(attempt),
+      forgive: (attempt) => of().forgive(attempt),
+      forgetSettled: (key) => of().forgetSettled(key),
+      count: (key) => of().count(key),
+      retryAfter: (key) => of().retryAfter(key),
+    }
+  }
+
+  readonly recents: Store['recents'] = (name, rule, clock) => {
+    const of = () => this.brake(name, (store) => store.recents(name, rule, clock))
+    return { add: (owner, member) => of().add(owner, member), has: (owner, member) => of().has(owner, member) }
+  }
+
+  readonly changes: Store['changes'] = {
+    subscribe: (listener, lastId) => this.world().store.changes.subscribe(listener, lastId),
+    // Each service ends its own feed when it is closed; the shared app lives on.
+    end: () => {},
+  }
+
+  resetPoint(): ReturnType<Store['resetPoint']> {
+    return this.world().store.resetPoint()
+  }
+
+  check(): Promise<void> {
+    return this.world().store.check()
+  }
+
+  async close(): Promise<void> {}
+}
+
+/** The options that shape an app: services made with the same ones share it. */
+interface Shape {
+  apiKeys: string[]
+  passwords: PasswordMode
+  fixtures: boolean
+  signup?: boolean
+  readOnly?: boolean
+  tokenTtlMs?: number
+}
+
+/**
+ * One app answering for every service of one shape, each request in its own service's world (the store, fixture
+ * front and reset of the service it was sent to): making the app and compiling its routes on their first requests
+ * takes milliseconds, which each new service would otherwise pay again.
+ */
+class SharedApp {
+  private readonly worlds = new AsyncLocalStorage<World>()
+  private readonly handle: (request: Request) => Promise<Response>
+
+  constructor(shape: Shape, now?: () => Date) {
+    const world = (): World => {
+      const current = this.worlds.getStore()
+      if (!current) throw new Error('a service was asked for outside any of its requests')
+      return current
+    }
+    const app = createApp({
+      store: new WorldStore(world),
+      apiKeys: shape.apiKeys,
+      passwords: shape.passwords === 'fast-for-tests' ? lowestCostArgon2id : argon2id,
+      signup: shape.signup,
+      readOnly: shape.readOnly,
+      tokenTtlMs: shape.tokenTtlMs,
+      now,
+      reset: () => world().reset(),
+      fixtureFront: shape.fixtures
+        ? {
+            get namespaces() {
+              return (world().front as FixtureFront).namespaces
+            },
+            current: () => (world().front as FixtureFront).current(),
+            // Every service's namespaces have the same bounds.
+            bounds: NAMESPACE_LIMITS,
+          }
+        : undefined,
+      anyOrigin: true,
+    })
+    this.handle = (request) => app.handle(request)
+  }
+
+  /** Answers `request` in `world`, through its fixture front when it has one. */
+  answer(world: World, request: Request): Promise<Response> {
+    return this.worlds.run(world, async () =>
+      world.front ? world.front.fetch(request, this.handle) : this.handle(request),
+    )
+  }
+}
+
+/** The apps of the shapes used last, the oldest forgotten past this many. */
+const MOST_SHARED_APPS = 8
+const sharedApps = new Map<string, SharedApp>()
+
+/** The app of `shape`, made on its first use; one of its own for a service with a clock of its own. */
+function appFor(shape: Shape, now?: () => Date): SharedApp {
+  if (now) return new SharedApp(shape, now)
+  const key = JSON.stringify(shape)
+  let app = sharedApps.get(key)
+  if (app) sharedApps.delete(key)
+  else app = new SharedApp(shape)
+  sharedApps.set(key, app)
+  for (const old of sharedApps.keys()) {
+    if (sharedApps.size <= MOST_SHARED_APPS) break
+    sharedApps.delete(old)
+  }
+  return app
+}
+
+/**
+ * Makes the service over a memory store of its own, seeded as asked. Services made with the same options share one
+ * app, each answering from its own store: a new one costs its store, not a new app.
  *
  * @example
  * const service = await createService({ seed: true, passwords: 'fast-for-tests' })
  * const response = await service.fetch('/api/v1/artists?limit=5')
  */
 export async function createService(options: ServiceOptions = {}): Promise<Service> {
-  const { seed = false, fixtures = false } = options
-  const apiKeys = options.apiKeys?.length ? options.apiKeys : [serviceKey()]
-  const passwords: PasswordHasher = options.passwords === 'fast-for-tests' ? lowestCostArgon2id : argon2id
+  const { seed = false, fixtures = false, passwords = 'argon2id' } = options
+  if (passwords !== 'argon2id' && passwords !== 'fast-for-tests')
+    throw new Error(`passwords is 'argon2id' or 'fast-for-tests', not ${JSON.stringify(passwords)}`)
+  processKey ??= serviceKey()
+  const apiKeys = options.apiKeys?.length ? [...options.apiKeys] : [processKey]
   const base = openMemoryStore()
   if (seed !== false) {
     const catalogue = seed === true ? builtInCatalogue() : parseCatalogue(seed, 'the seed catalogue')
@@ -91,24 +253,14 @@ export async function createService(options: ServiceOptions = {}): Promise<Servi
   const point = await base.resetPoint()
   const front = fixtures ? new FixtureFront(base, point, NAMESPACE_LIMITS) : undefined
   const store = front?.store ?? base
-  const app = createApp({
-    store,
-    apiKeys,
-    passwords,
-    signup: options.signup,
-    readOnly: options.readOnly,
-    tokenTtlMs: options.tokenTtlMs,
-    now: options.now,
-    reset: front?.reset ?? (() => base.restore(point)),
-    fixtureFront: front,
-    anyOrigin: true,
-  })
-  const handle = (request: Request) => app.handle(request)
-  const answer = front ? (request: Request) => front.fetch(request, handle) : handle
+  const reset = front ? front.reset : () => base.restore(point)
+  const world: World = { store, front, reset }
+  const { signup, readOnly, tokenTtlMs } = options
+  const app = appFor({ apiKeys, passwords, fixtures, signup, readOnly, tokenTtlMs }, options.now)
   let closed = false
   const fetch = async (input: Request | URL | string, init?: RequestInit) => {
     if (closed) throw new Error('the service was closed: make a new one with createService()')
-    return answer(inProcessRequest(input, init))
+    return app.answer(world, inProcessRequest(input, init))
   }
   // The namespaces' controls are the routes a server's are, called with the service key through this `fetch`.
   const controls = fixtures ? connect({ url: ORIGIN, apiKey: apiKeys[0] as string, fetch }) : undefined

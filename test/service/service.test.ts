@@ -160,6 +160,54 @@ describe('createService', () => {
     expect((await answer(two, '/api/v1/artists?limit=1')).json.meta.total).toBe(32)
   })
 
+  test('services made alike share their app, yet their brakes, keys and feeds are their own', async () => {
+    const [one, two] = [await made({ passwords: 'fast-for-tests' }), await made({ passwords: 'fast-for-tests' })]
+    expect(one.apiKey).toBe(two.apiKey)
+    const signUp = (service: Service, n: number) =>
+      service.fetch(
+        '/api/v1/user/signup',
+        json({ name: `U${n}`, email: `u${n}@example.com`, password: 'i-love-rock-1' }),
+      )
+    // One client may sign up 20 times in 10 minutes: the first service's 21st is refused, the second's first is not.
+    for (let n = 0; n < 20; n++) expect((await signUp(one, n)).status).toBe(201)
+    expect((await signUp(one, 20)).status).toBe(429)
+    expect((await signUp(two, 0)).status).toBe(201)
+    // An Idempotency-Key is the first service's alone.
+    const keyed = json({ name: 'Moris' }, { 'x-api-key': one.apiKey, 'idempotency-key': 'the-same-key-for-both-1' })
+    expect((await one.fetch('/api/v1/artists', keyed)).headers.get('idempotent-replayed')).toBeNull()
+    expect((await two.fetch('/api/v1/artists', keyed)).headers.get('idempotent-replayed')).toBeNull()
+    expect((await one.fetch('/api/v1/artists', keyed)).headers.get('idempotent-replayed')).toBe('true')
+    // A change is announced on its own service's feed only.
+    const feed = async (service: Service) => {
+      const reader = ((await service.fetch('/api/v1/events')).body as ReadableStream<Uint8Array>).getReader()
+      let text = ''
+      while (!text.includes('event: ready')) text += new TextDecoder().decode((await reader.read()).value)
+      return { reader, more: async () => new TextDecoder().decode((await reader.read()).value) }
+    }
+    const [feedOne, feedTwo] = [await feed(one), await feed(two)]
+    await two.fetch('/api/v1/artists', json({ name: 'Pappo' }, { 'x-api-key': two.apiKey }))
+    await one.fetch('/api/v1/artists', json({ name: 'Spinetta' }, { 'x-api-key': one.apiKey }))
+    expect(await feedOne.more()).toContain('Spinetta')
+    expect(await feedTwo.more()).toContain('Pappo')
+    await feedOne.reader.cancel()
+    await feedTwo.reader.cancel()
+  })
+
+  test('a service with its own clock answers by it', async () => {
+    const service = await made({ now: () => new Date('2001-12-20T00:00:00Z'), passwords: 'fast-for-tests' })
+    const user = { name: 'Charly', email: 'charly@example.com', password: 'say-no-more-1' }
+    await service.fetch('/api/v1/user/signup', json(user))
+    const login = await service.fetch('/api/v1/user/login', json({ email: user.email, password: user.password }))
+    // A token lasts 24 hours from the service's now.
+    expect(((await login.json()) as { expires_at: string }).expires_at).toBe('2001-12-21T00:00:00.000Z')
+  })
+
+  test('passwords other than the two modes are refused', async () => {
+    await expect(createService({ passwords: 'plain' as never })).rejects.toThrow(
+      "passwords is 'argon2id' or 'fast-for-tests'",
+    )
+  })
+
   test('with fixtures: namespaces apart from the default, their journal, faults and reset', async () => {
     const service = await made({ seed: true, fixtures: true })
     const a = service.namespace('worker-a')
