@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs'
 import { setTimeout as delay } from 'node:timers/promises'
 import zlib from 'node:zlib'
 import type { Runtime } from './runtime.ts'
+import { wyhash } from './wyhash.ts'
 
 export type { PushController, Sha256 } from './runtime.ts'
 
@@ -15,9 +16,10 @@ export const sha256: Runtime['sha256'] = (data, encoding) => createHash('sha256'
 
 export const sha256Hasher: Runtime['sha256Hasher'] = () => createHash('sha256')
 
-// The first 64 bits of SHA-1: a quick hash Node has built in, for names and tags of the server's own content.
-export const quickHash: Runtime['quickHash'] = (text) =>
-  createHash('sha1').update(text).digest().readBigUInt64BE(0).toString(36)
+const utf8 = new TextEncoder()
+
+// Bun's own hash, computed here, so that a cover's tag and an asset's name are those the executable gives.
+export const quickHash: Runtime['quickHash'] = (text) => wyhash(utf8.encode(text)).toString(36)
 
 export const sleep: Runtime['sleep'] = (ms) => delay(ms)
 

@@ -32,7 +32,10 @@ export interface Runtime {
   sha256(data: string | Uint8Array, encoding: 'hex' | 'base64url'): string
   /** A new incremental SHA-256. */
   sha256Hasher(): Sha256
-  /** A quick, non-cryptographic hash of `text` in base 36: names and tags of content the server itself made. */
+  /**
+   * A quick, non-cryptographic hash of `text` in base 36: names and tags of content the server itself made. The same
+   * on every runtime (Bun's `Bun.hash`), so that entity tags and asset names do not depend on where the service runs.
+   */
   quickHash(text: string): string
   /** Resolves after `ms` milliseconds. */
   sleep(ms: number): Promise<void>
