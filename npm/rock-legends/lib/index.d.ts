@@ -310,6 +310,27 @@ export interface ConnectedServer {
   namespace(name: string): Namespace
 }
 
+/**
+ * The Web `Request`, `Response` and `fetch` options of the project's own types (the DOM's, or Node's from
+ * `@types/node`), where it has them; the least of them this package uses where it has neither: the package needs no
+ * types of any runtime.
+ */
+export type WebRequest = typeof globalThis extends { Request: { prototype: infer R } }
+  ? R
+  : { readonly url: string; readonly method: string }
+export type WebResponse = typeof globalThis extends { Response: { prototype: infer R } }
+  ? R
+  : {
+      readonly ok: boolean
+      readonly status: number
+      readonly headers: { get(name: string): string | null }
+      json(): Promise<unknown>
+      text(): Promise<string>
+    }
+export type WebRequestInit = typeof globalThis extends { fetch: (input: never, init?: infer I) => unknown }
+  ? I
+  : { method?: string; headers?: Record<string, string>; body?: string }
+
 /** What {@link createService} takes; each option has the executable's default. */
 export interface ServiceOptions {
   /** Fill the store with the curated catalogue (`true`), or with a catalogue in the format of `--seed FILE`. */
@@ -347,7 +368,7 @@ export interface Service {
    * Answers a request as the executable would: an MSW handler's `request`, a `Request` built from Playwright's
    * `route.request()`, or `fetch`'s arguments (a path is taken against {@link Service.url}).
    */
-  fetch(input: Request | URL | string, init?: RequestInit): Promise<Response>
+  fetch(input: WebRequest | { href: string } | string, init?: WebRequestInit): Promise<WebResponse>
   /** Puts the data back as it was when the service was made (the default namespace's, with `fixtures`). */
   reset(): Promise<void>
   /** The namespace called `name`, as {@link RunningServer.namespace}; throws unless `fixtures: true`. */
@@ -383,7 +404,7 @@ export declare function connect(server: {
   url: string
   apiKey: string
   /** What the handles' requests go through; the global `fetch` by default. */
-  fetch?: (input: string | URL, init?: RequestInit) => Promise<Response>
+  fetch?: (input: string, init?: WebRequestInit) => Promise<WebResponse>
 }): ConnectedServer
 
 /** An artist. Optional fields that are unset are left out of answers. */

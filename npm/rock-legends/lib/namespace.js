@@ -36,7 +36,7 @@ export function namespaceHandle(url, apiKey, name, send = fetch) {
     fetch: (path, init = {}) => {
       const merged = new Headers(init.headers)
       merged.set(HEADER, name)
-      return send(new URL(path, url), { ...init, headers: merged })
+      return send(new URL(path, url).href, { ...init, headers: merged })
     },
     reset: async () => {
       await check(await control('/__admin/reset', { method: 'POST' }), 204, 'reset')
