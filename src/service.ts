@@ -6,7 +6,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { getRandomValues } from 'node:crypto'
-import type { Namespace } from '../npm/rock-legends/lib/index.js'
+import type { Service, ServiceOptions } from '../npm/rock-legends/lib/index.js'
 import { connect } from '../npm/rock-legends/lib/namespace.js'
 import { createApp } from './app.ts'
 import { argon2id, lowestCostArgon2id } from './auth/password.ts'
@@ -14,58 +14,20 @@ import { coverPath } from './covers/cover-path.ts'
 import { FixtureFront } from './fixtures/front.ts'
 import { NAMESPACE_LIMITS } from './fixtures/namespaces.ts'
 import { exportState, importState } from './fixtures/state.ts'
-import { type CatalogueFileData, parseCatalogue } from './seed/catalogue-file.ts'
+import { parseCatalogue } from './seed/catalogue-file.ts'
 import { builtInCatalogue } from './seed/seed.ts'
 import { DelegatingStore } from './store/delegating-store.ts'
 import { openMemoryStore } from './store/document/memory.ts'
 import type { Limiter, Recents, Store } from './store/store.ts'
 
+/**
+ * The options and the handle, typed once, by the npm package's declarations (npm/rock-legends/lib/index.d.ts), which
+ * document each member: the package ships this module bundled.
+ */
+export type { Service, ServiceOptions } from '../npm/rock-legends/lib/index.js'
+
 /** How passwords are hashed in-process. */
-export type PasswordMode = 'argon2id' | 'fast-for-tests'
-
-/** What {@link createService} takes; every option has the executable's default. */
-export interface ServiceOptions {
-  /** Fill the store with the curated catalogue (`true`), or with a catalogue in the format of `--seed FILE`. */
-  seed?: boolean | CatalogueFileData
-  /** Service keys (`X-API-Key`); one is made for the service when none is given ({@link Service.apiKey}). */
-  apiKeys?: string[]
-  /** Namespaces, request journal, faults and state, as `--fixtures` serves them. */
-  fixtures?: boolean
-  /**
-   * `argon2id` (the default, as the executable: about 20–50 ms a hash) or `fast-for-tests`: argon2id at its lowest
-   * cost (8 KiB, one pass), a real hash and a real check in microseconds, for suites that sign up hundreds of users.
-   * Never for passwords that matter.
-   */
-  passwords?: PasswordMode
-  /** Whether anyone may sign up (`--signup`); true by default. */
-  signup?: boolean
-  /** Refuse every write with 503 (`--read-only`). */
-  readOnly?: boolean
-  /** How long a bearer token lasts, in milliseconds (`--token-ttl`). */
-  tokenTtlMs?: number
-  /** The clock; the real one by default. */
-  now?: () => Date
-}
-
-/** The service in-process. */
-export interface Service {
-  /** The origin the service's own handles use for their requests; `fetch` answers requests for any origin. */
-  readonly url: string
-  /** A service key of the service: the first of `apiKeys`, or the one made for it. */
-  readonly apiKey: string
-  /** Answers `input` as the executable would; a path is taken against {@link Service.url}. */
-  fetch(input: Request | URL | string, init?: RequestInit): Promise<Response>
-  /** Puts the data back as it was when the service was made (the default namespace's, with `fixtures`). */
-  reset(): Promise<void>
-  /** The namespace called `name`, as `startServer`'s; only with `fixtures: true`. */
-  namespace(name: string): Namespace
-  /** The catalogue (of the default namespace), in the format of `--seed FILE`. */
-  state(): Promise<CatalogueFileData>
-  /** Replaces the catalogue (of the default namespace) with `state`; users, tokens and keys stay. */
-  load(state: CatalogueFileData): Promise<{ artists: number; albums: number }>
-  /** Ends what runs in the background (event streams, their heartbeats); later calls are refused. */
-  close(): Promise<void>
-}
+export type PasswordMode = NonNullable<ServiceOptions['passwords']>
 
 /** The origin of the service's own requests: a name under `.test`, which no DNS resolves (RFC 6761). */
 const ORIGIN = 'http://rock-legends.test'
@@ -258,9 +220,9 @@ export async function createService(options: ServiceOptions = {}): Promise<Servi
   const { signup, readOnly, tokenTtlMs } = options
   const app = appFor({ apiKeys, passwords, fixtures, signup, readOnly, tokenTtlMs }, options.now)
   let closed = false
-  const fetch = async (input: Request | URL | string, init?: RequestInit) => {
+  const fetch: Service['fetch'] = async (input, init) => {
     if (closed) throw new Error('the service was closed: make a new one with createService()')
-    return app.answer(world, inProcessRequest(input, init))
+    return app.answer(world, inProcessRequest(input as Request | string, init as RequestInit | undefined))
   }
   // The namespaces' controls are the routes a server's are, called with the service key through this `fetch`.
   const controls = fixtures ? connect({ url: ORIGIN, apiKey: apiKeys[0] as string, fetch }) : undefined
