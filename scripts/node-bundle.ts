@@ -28,6 +28,27 @@ const leftOut: BunPlugin = {
   },
 }
 
+/**
+ * `import('@node-rs/argon2')` (src/auth/password.ts loads the addon on first use) as a `require` of it: a dynamic
+ * import left in a CommonJS file fails where the file is evaluated by a runner's own module system, as Jest does
+ * (without `--experimental-vm-modules`, `import()` there throws). The addon is CommonJS, so `require` loads the same.
+ */
+const argon2ByRequire: BunPlugin = {
+  name: 'argon2-by-require',
+  setup(build) {
+    // The addon itself, as required by the module below, stays outside the bundle.
+    build.onResolve({ filter: /^@node-rs\/argon2$/ }, ({ path, importer }) =>
+      importer === 'argon2-by-require'
+        ? { path, external: true }
+        : { path: 'argon2-by-require', namespace: 'argon2-by-require' },
+    )
+    build.onLoad({ filter: /.*/, namespace: 'argon2-by-require' }, () => ({
+      contents: "module.exports = require('@node-rs/argon2')",
+      loader: 'js',
+    }))
+  },
+}
+
 /** Writes `service.cjs` into `dir`; returns its path. */
 export async function buildNodeService(dir: string): Promise<string> {
   mkdirSync(dir, { recursive: true })
@@ -37,13 +58,18 @@ export async function buildNodeService(dir: string): Promise<string> {
     target: 'node',
     format: 'cjs',
     external: ['@node-rs/argon2'],
-    plugins: [leftOut],
+    plugins: [leftOut, argon2ByRequire],
     minify: { syntax: true, whitespace: true },
-    // Node 18 has Web Crypto only in `node:crypto`, where the dependencies look for it as the global `crypto`: the
-    // bundle has it in its own scope, from the global where there is one. The bundle's own path, where code asks for
-    // it, is the file it is rather than this machine's.
-    banner:
-      "const crypto = globalThis.crypto ?? require('node:crypto').webcrypto; const __serviceUrl = require('node:url').pathToFileURL(__filename).href;",
+    // The globals the code and its dependencies use that a test runner's global scope may lack are taken from Node's
+    // modules into the bundle's own scope. Node 18 has Web Crypto only in `node:crypto`; Jest's jsdom environment
+    // (where `require('rock-legends')` loads this file) has a `crypto` without `subtle`, and no `structuredClone`,
+    // which V8's serializer, the same algorithm, stands in for. The bundle's own path, where code asks for it, is
+    // the file it is rather than this machine's.
+    banner: [
+      "const crypto = require('node:crypto').webcrypto;",
+      "const structuredClone = globalThis.structuredClone ?? ((value) => { const v8 = require('node:v8'); return v8.deserialize(v8.serialize(value)) });",
+      "const __serviceUrl = require('node:url').pathToFileURL(__filename).href;",
+    ].join(' '),
     define: { 'import.meta.url': '__serviceUrl' },
   })
   if (!built.success) throw new Error(built.logs.map(String).join('\n'))

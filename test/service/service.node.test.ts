@@ -119,6 +119,46 @@ createService({ seed: true }).then(async (service) => {
     expect(out).toEqual({ status: 200, name: 'Charly García' })
   })
 
+  // Jest runs each test file in a vm context whose globals are jsdom's window (jest-environment-jsdom), and
+  // `require('rock-legends')` evaluates the bundle there: no structuredClone, and a crypto without `subtle`. The
+  // context here has what jsdom's has (and Node's fetch classes, which MSW's polyfills for Jest add), and no more.
+  test('in a global scope like Jest’s jsdom environment: writes, reads back, resets', async () => {
+    const out = await underNode(
+      'realm.cjs',
+      `const vm = require('node:vm')
+const { readFileSync } = require('node:fs')
+const nodeCrypto = require('node:crypto')
+const file = require.resolve('./service.cjs')
+const realm = vm.createContext({
+  console, process, Buffer, setTimeout, clearTimeout, setInterval, clearInterval, queueMicrotask, URL, URLSearchParams,
+  TextEncoder, TextDecoder, ReadableStream, WritableStream, TransformStream, AbortController, AbortSignal, Event,
+  EventTarget, DOMException, Blob, FormData, Headers, Request, Response, fetch, performance, atob, btoa,
+  crypto: { getRandomValues: (array) => nodeCrypto.getRandomValues(array), randomUUID: () => nodeCrypto.randomUUID() },
+})
+const bundle = { exports: {} }
+const load = vm.runInContext('(function (exports, require, module, __filename, __dirname) {' + readFileSync(file, 'utf8') + '\\n})', realm, { filename: file })
+load(bundle.exports, require, bundle, file, __dirname)
+const missing = vm.runInContext('[typeof structuredClone, typeof crypto.subtle]', realm)
+bundle.exports.createService({ seed: true, passwords: 'fast-for-tests' }).then(async (service) => {
+  const json = (body, headers = {}) => ({ method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) })
+  const created = await service.fetch('/api/v1/artists', json({ name: 'Pescado Rabioso' }, { 'x-api-key': service.apiKey }))
+  const read = await (await service.fetch(created.headers.get('location'))).json()
+  const signup = (await service.fetch('/api/v1/user/signup', json({ name: 'Nito', email: 'nito@example.com', password: 'almendra-1969' }))).status
+  await service.reset()
+  const total = (await (await service.fetch('/api/v1/artists?limit=1')).json()).meta.total
+  await service.close()
+  console.log(JSON.stringify({ missing, created: created.status, name: read.name, signup, total }))
+})`,
+    )
+    expect(out).toEqual({
+      missing: ['undefined', 'undefined'],
+      created: 201,
+      name: 'Pescado Rabioso',
+      signup: 201,
+      total: 32,
+    })
+  })
+
   test('the same entity tags as on Bun: they are SHA-256 of the same bytes', async () => {
     const { createService } = await import('../../src/service.ts')
     const service = await createService({ seed: true })
