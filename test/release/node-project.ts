@@ -36,6 +36,26 @@ export const RECIPE_RUNS = [
     command: 'npx playwright test',
     passed: /^\s*9 passed/m,
   },
+  // No server: the service in the test's own process (createService), answering MSW, page.route or fetch.
+  {
+    recipe: 'vitest-msw',
+    runner: ['vitest@4.1.12', 'vite@8.3.8', 'jsdom@26.1.0', 'msw@2.15.0'],
+    command: 'npx vitest run',
+    passed: /Tests\s+7 passed \(7\)/,
+  },
+  {
+    recipe: 'jest-msw',
+    runner: ['jest@30.5.2', 'jest-environment-jsdom@30.5.2', 'msw@2.10.5', 'undici@6.29.1'],
+    command: 'npx jest',
+    passed: /Tests:\s+7 passed, 7 total/,
+  },
+  {
+    recipe: 'playwright-route',
+    runner: ['@playwright/test@1.65.1'],
+    command: 'npx playwright test',
+    passed: /^\s*6 passed/m,
+  },
+  { recipe: 'node-test-fetch', runner: [], command: 'node --test', passed: /^# pass 7$/m },
 ] as const
 
 /** Whether Node.js and npm are on this machine; without them the npm tests skip, unless CI=true, where they fail. */

@@ -25,10 +25,12 @@ import {
 
 /** The recipe whose `page` needs a browser, and whose run must show several workers. */
 const WORKERS_RECIPE = 'playwright-namespaces'
+/** The recipes whose tests drive a `page`: the workers' one, and the one whose page's API calls `page.route` answers. */
+const BROWSER_RECIPES = new Set<string>([WORKERS_RECIPE, 'playwright-route'])
 /** Its `webServer` (playwright.config.js): closed again once the run is over. */
 const WEB_SERVER = 'http://127.0.0.1:4010'
 const ROOT = resolve(import.meta.dir, '../..')
-const browserMissing = chromiumMissing(`the ${WORKERS_RECIPE} recipe`)
+const browserMissing = chromiumMissing(`the ${[...BROWSER_RECIPES].join(' and ')} recipes`)
 
 /** The tests of a Playwright JSON report, each with the worker slot and the time it ran in. */
 type Report = { suites?: Suite[] }
@@ -83,10 +85,15 @@ describe.skipIf(!hasNode)('the recipes, in a project made as the docs say, from 
     for (const dir of projects) removeDir(dirname(dir))
   })
 
-  /** Runs `command` in the project `dir`; for {@link WORKERS_RECIPE}, with a browser and a JSON report beside. */
+  /**
+   * Runs `command` in the project `dir`; for {@link BROWSER_RECIPES}, with a browser, and for {@link WORKERS_RECIPE}
+   * a JSON report beside.
+   */
   async function runRecipe(recipe: string, command: string, dir: string) {
-    if (recipe !== WORKERS_RECIPE) return run(['sh', '-c', command], dir, { NO_COLOR: '1' })
+    if (!BROWSER_RECIPES.has(recipe)) return run(['sh', '-c', command], dir, { NO_COLOR: '1' })
     browser ??= await chromium.launchServer({ executablePath: CHROMIUM, args: CHROMIUM_ARGS })
+    if (recipe !== WORKERS_RECIPE)
+      return run(['sh', '-c', command], dir, { NO_COLOR: '1', PW_TEST_CONNECT_WS_ENDPOINT: browser.wsEndpoint() })
     const reportFile = join(dir, 'report.json')
     const result = await run(['sh', '-c', `${command} --reporter=dot,json`], dir, {
       NO_COLOR: '1',
@@ -122,7 +129,7 @@ describe.skipIf(!hasNode)('the recipes, in a project made as the docs say, from 
     '$recipe: `$command` passes as installed by the documented steps, and after rm -rf node_modules && npm ci',
     async ({ recipe, runner, command, passed }) => {
       for (const pinned of runner) expect(pinned).toMatch(/@\d+\.\d+\.\d+$/)
-      if (recipe === WORKERS_RECIPE) {
+      if (BROWSER_RECIPES.has(recipe)) {
         if (browserMissing && process.env.CI !== 'true') return
         requireChromium()
         // The test runner drives the browser this repository's playwright-core serves: the same version.
