@@ -411,14 +411,22 @@ async function serveOver(
     if (!app.server) throw new Error('the server did not start')
     return app.server
   }
-  const listeners = new Listeners(app.server, listen, closingConnections(serving))
+  // An old listener keeps its connections until each has been silent for the idle timeout, and a second more.
+  const listeners = new Listeners(app.server, listen, closingConnections(serving), (serve.idleTimeout + 1) * 1000)
   const server = app.server
   // The last swap to a new certificate, done or under way (`reloadCertificates` waits for it).
   let swapped: Promise<void> = Promise.resolve()
   if (certificates) {
     metrics?.tls.served(expiryOf(certificates.current()))
+    let warnedOfResets = false
     certificates.onChange(() => {
       if (stopping) return
+      if (!warnedOfResets && !migratesQueuedConnections()) {
+        warnedOfResets = true
+        log.warn(
+          'net.ipv4.tcp_migrate_req is not 1: a connection that arrives just as the new certificate is put in place may be reset (docs/operations.md, "Renewals without a restart")',
+        )
+      }
       const pair = certificates.current()
       swapped = listeners.swap(tlsOf(certificates)).then(
         () => {
