@@ -43,7 +43,10 @@ export interface AcmeOptions {
   count?: (outcome: AcmeOutcome) => void
   /** When in a certificate's lifetime it is renewed, from its start: two thirds by default. */
   renewAt?: number
-  /** The first wait after a failed renewal (doubled after each, up to `retryMaxMs`): 5 minutes by default. */
+  /**
+   * The first wait after a failed renewal (doubled after each, up to `retryMaxMs`): 5 minutes by default. While the
+   * certificate is valid, no wait is longer than a quarter of its time left (but at least a second).
+   */
   retryFirstMs?: number
   /** The longest wait between renewal attempts: 6 hours by default. */
   retryMaxMs?: number
@@ -56,6 +59,9 @@ export interface AcmeCertificates extends CertificateSource {
   /** When the next renewal is tried. */
   renewsAt(): Date
 }
+
+/** The shortest wait before another try after a failed renewal, however close the expiry. */
+const SOONEST_RETRY_MS = 1000
 
 // Timers of more than 2^31 - 1 ms fire at once, and a renewal 60 days away is more: long waits go in steps.
 const LONGEST_TIMER_MS = 24 * 60 * 60 * 1000
@@ -164,11 +170,18 @@ export async function obtainCertificates(options: AcmeOptions): Promise<AcmeCert
     } catch (error) {
       if (closed) return
       failures++
-      const backoff = Math.min(retryFirstMs * 2 ** (failures - 1), retryMaxMs)
+      const left = about.notAfter.getTime() - Date.now()
+      const expired = left <= 0
+      // While the certificate is valid, tries come at least four times in what is left of it: a certificate that
+      // lasts days or hours (a CA's short-lived ones) is not left to expire between two tries.
+      const backoff = Math.min(
+        retryFirstMs * 2 ** (failures - 1),
+        retryMaxMs,
+        expired ? retryMaxMs : Math.max(SOONEST_RETRY_MS, left / 4),
+      )
       const asked = error instanceof AcmeError ? (error.problem?.retryAfterMs ?? 0) : 0
       const wait = Math.max(backoff, asked)
       options.count?.('failed')
-      const expired = about.notAfter.getTime() <= Date.now()
       options.log.error(
         `ACME renewal failed (${failures} in a row); the ${expired ? 'EXPIRED' : 'current'} certificate, valid until ${about.notAfter.toISOString()}, is still served; next try in ${Math.round(wait / 1000)} s`,
         error,
