@@ -1,7 +1,8 @@
 /**
  * `bun bench/https.ts [--seconds N] [--rounds N] [--write]`: GET one artist over HTTPS (`--tls-cert`, `--tls-key`)
  * beside the same over plain HTTP, and beside a bare `Bun.serve` answering the same bytes with the same certificate
- * (and without one); then the time from spawning the executable to its first HTTPS answer, beside its first HTTP
+ * (and without one); then the time from spawning the executable to its first HTTPS answer, from certificate files
+ * and from the certificate `--https` obtained from a Pebble on a first start and keeps, beside its first HTTP
  * answer. The certificate is an ECDSA P-256 leaf signed by a throw-away CA made by openssl, as an operator's would be
  * (Let's Encrypt issues P-256 leaves too). wrk (built with OpenSSL) keeps its 32 connections open, so a run measures
  * encryption, not handshakes. Prints Markdown; `--write` puts it into bench/RESULTS.md.
@@ -10,6 +11,7 @@ import { loadavg } from 'node:os'
 import { join } from 'node:path'
 import { ensureBinary, removeDir, startBinary, tempDir } from '../test/support/binary.ts'
 import { makeCa } from '../test/support/certificates.ts'
+import { skipPebble, startPebble } from '../test/support/pebble.ts'
 import { describeMachine } from './machine.ts'
 import { count, machineTable, median, ms, table, utc } from './markdown.ts'
 import { writeNamedSection } from './results-file.ts'
@@ -104,19 +106,61 @@ async function load(target: Target, seconds: number): Promise<Run> {
   }
 }
 
+type StartKind = 'https' | 'acme' | 'http'
+
+/** A free port on loopback, for a start that must name its port. */
+const freePort = () => {
+  const listener = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
+  const free = listener.port
+  listener.stop(true)
+  return free
+}
+
+/**
+ * The executable with `--https`, its certificate obtained once from a Pebble (Let's Encrypt's test CA) and kept in
+ * `acme/`: every start after the first reuses it without asking the CA, as a restart on a VPS does.
+ */
+async function acmeSetUp() {
+  if (skipPebble) throw new Error('pebble is not installed: apt-get install -y pebble')
+  const httpPort = freePort()
+  const pebble = await startPebble({ httpPort })
+  const roots = join(dir, 'pebble-listener.pem')
+  await Bun.write(roots, pebble.listenerRoot)
+  const domain = 'bench.rock-legends.test'
+  const args = (port: number) => [
+    '--https',
+    domain,
+    '--acme-directory',
+    pebble.directoryUrl,
+    '--acme-dir',
+    join(dir, 'acme'),
+    '--http-port',
+    String(httpPort),
+    '--port',
+    String(port),
+    '--data',
+    ':memory:',
+    '--log',
+    'off',
+  ]
+  const first = await startBinary(args(freePort()), { env: { NODE_EXTRA_CA_CERTS: roots } })
+  await first.stop()
+  if (pebble.orders() !== 1) throw new Error(`Pebble saw ${pebble.orders()} orders, not 1`)
+  return { pebble, domain, args, root: await pebble.issuingRoot() }
+}
+
 /** Milliseconds from spawning the executable to its first 200 on `/healthz`, asked every 2 ms. */
-async function firstAnswer(tls: boolean): Promise<number> {
-  const port = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
-  const free = port.port
-  port.stop(true)
-  const args = ['--port', String(free), '--data', ':memory:', '--log', 'off']
-  if (tls) args.push('--tls-cert', leaf.cert, '--tls-key', leaf.key)
-  const url = `${tls ? 'https' : 'http'}://127.0.0.1:${free}/healthz`
+async function firstAnswer(kind: StartKind, acme: Awaited<ReturnType<typeof acmeSetUp>>): Promise<number> {
+  const free = freePort()
+  const args = kind === 'acme' ? acme.args(free) : ['--port', String(free), '--data', ':memory:', '--log', 'off']
+  if (kind === 'https') args.push('--tls-cert', leaf.cert, '--tls-key', leaf.key)
+  const url = `${kind === 'http' ? 'http' : 'https'}://127.0.0.1:${free}/healthz`
+  const tls = kind === 'acme' ? { ca: acme.root, serverName: acme.domain } : { ca: ca.pem }
   const spawnedAt = performance.now()
   const child = Bun.spawn([binary, ...args], { stdout: 'ignore', stderr: 'inherit' })
   try {
     for (;;) {
-      const answer = await fetch(url, { tls: { ca: ca.pem }, keepalive: false }).catch(() => undefined)
+      const answer = await fetch(url, { tls, keepalive: false }).catch(() => undefined)
       if (answer?.status === 200) return performance.now() - spawnedAt
       if (performance.now() - spawnedAt > 10_000) throw new Error(`no answer from ${url} in 10 s`)
       await Bun.sleep(2)
@@ -134,6 +178,7 @@ const labels = [
   'bare Bun.serve over HTTP',
 ] as const
 const targets: Record<string, Target> = {}
+let stopPebble: (() => Promise<void>) | undefined
 try {
   targets[labels[0]] = await rockLegends(true)
   targets[labels[1]] = await rockLegends(false)
@@ -156,9 +201,17 @@ try {
       const label = labels[(i + round) % labels.length] as string
       runs[label]?.push(await load(targets[label] as Target, SECONDS))
     }
-  const starts: Record<'https' | 'http', number[]> = { https: [], http: [] }
+  const acme = await acmeSetUp()
+  stopPebble = () => acme.pebble.close()
+  const starts: Record<StartKind, number[]> = { https: [], acme: [], http: [] }
+  const kinds: StartKind[] = ['https', 'acme', 'http']
+  // The order rotated each round, as for the loads.
   for (let i = 0; i < STARTS; i++)
-    for (const tls of i % 2 ? [false, true] : [true, false]) starts[tls ? 'https' : 'http'].push(await firstAnswer(tls))
+    for (let k = 0; k < kinds.length; k++) {
+      const kind = kinds[(k + i) % kinds.length] as StartKind
+      starts[kind].push(await firstAnswer(kind, acme))
+    }
+  if (acme.pebble.orders() !== 1) throw new Error(`the restarts ordered again: ${acme.pebble.orders()} orders`)
 
   const machine = await describeMachine(wrk)
   const loadAfter = loadavg()[0] as number
@@ -192,13 +245,29 @@ ${table(
   rows,
 )}
 
-Over TLS, rock-legends answers ${(https / of(labels[1], (run) => run.rate)).toFixed(2)}× its plain-HTTP rate (${(of(labels[0], (run) => run.cpuMicros) - of(labels[1], (run) => run.cpuMicros)).toFixed(1)} µs more CPU per request), the bare server ${(of(labels[2], (run) => run.rate) / of(labels[3], (run) => run.rate)).toFixed(2)}× (${(of(labels[2], (run) => run.cpuMicros) - of(labels[3], (run) => run.cpuMicros)).toFixed(1)} µs more): the encryption is Bun's, and takes about the same share of the rate from both. The p99 latencies move with the machine's load more than with the protocol.
+Over TLS, rock-legends answers ${(https / of(labels[1], (run) => run.rate)).toFixed(2)}× its plain-HTTP rate (${(of(labels[0], (run) => run.cpuMicros) - of(labels[1], (run) => run.cpuMicros)).toFixed(1)} µs more CPU per request), the bare server ${(of(labels[2], (run) => run.rate) / of(labels[3], (run) => run.rate)).toFixed(2)}× (${(of(labels[2], (run) => run.cpuMicros) - of(labels[3], (run) => run.cpuMicros)).toFixed(1)} µs more): the encryption is Bun's${Math.abs(https / of(labels[1], (run) => run.rate) - of(labels[2], (run) => run.rate) / of(labels[3], (run) => run.rate)) < 0.1 ? ', and takes about the same share of the rate from both' : ''}. The p99 latencies move with the machine's load more than with the protocol.
 
-From spawning the executable to its first \`200\` on \`/healthz\` (asked every 2 ms; ${STARTS} starts of each, alternating; the certificate read, checked and loaded at start): **${ms(median(starts.https))}** over HTTPS (${starts.https.map(ms).join(', ')}), **${ms(median(starts.http))}** over HTTP (${starts.http.map(ms).join(', ')}).
+From spawning the executable to its first \`200\` on \`/healthz\` (asked every 2 ms; ${STARTS} starts of each, the order rotated; the certificate read, checked and loaded at start):
+
+${table(
+  [
+    ['Start', 'left'],
+    ['First answer (median)', 'right'],
+    ['Each start', 'left'],
+  ],
+  [
+    ['HTTPS, `--tls-cert` files', starts.https],
+    ['HTTPS, `--https` with its stored ACME certificate', starts.acme],
+    ['plain HTTP', starts.http],
+  ].map(([label, times]) => [label as string, ms(median(times as number[])), (times as number[]).map(ms).join(', ')]),
+)}
+
+The \`--https\` starts reuse the certificate a Pebble (Let's Encrypt's test CA, Debian's \`pebble\`) issued once before them, kept in \`--acme-dir\`: no order, no request to the CA (Pebble counted one order in all); they also listen on the plain-HTTP port (\`--http-port\`, for challenges and redirects) and load the ACME client's modules (acme-client, axios, @peculiar/x509), which a start that reuses its certificate does not use.
 `
   console.log(markdown)
   if (process.argv.includes('--write')) await writeNamedSection('https', markdown)
 } finally {
   await Promise.all(Object.values(targets).map((target) => target.stop()))
+  await stopPebble?.()
   removeDir(dir)
 }
