@@ -262,7 +262,7 @@ ${table(
   ].map(([label, times]) => [label as string, ms(median(times as number[])), (times as number[]).map(ms).join(', ')]),
 )}
 
-The \`--https\` starts reuse the certificate a Pebble (Let's Encrypt's test CA, Debian's \`pebble\`) issued once before them, kept in \`--acme-dir\`: no order, no request to the CA (Pebble counted one order in all); they also listen on the plain-HTTP port (\`--http-port\`, for challenges and redirects) and load the ACME client's modules (acme-client, axios, @peculiar/x509), which a start that reuses its certificate does not use.
+The \`--https\` starts reuse the certificate a Pebble (Let's Encrypt's test CA, Debian's \`pebble\`) issued once before them, kept in \`--acme-dir\`: no order, no request to the CA (Pebble counted one order in all); they also listen on the plain-HTTP port (\`--http-port\`, for challenges and redirects). The ACME client's modules (acme-client, axios, @peculiar/x509) are loaded only for an order.
 `
   console.log(markdown)
   if (process.argv.includes('--write')) await writeNamedSection('https', markdown)
