@@ -367,18 +367,26 @@ startServer({ seed: true }).then(async (server) => {
     expect(tsc.code).toBe(0)
   })
 
-  test('under Bun, the same import works', async () => {
+  test('under Bun, the same import works: startServer, and createService from the bundle made for Node', async () => {
     writeFileSync(
       join(project, 'bun.mjs'),
-      `import { createClient, startServer } from 'rock-legends'
+      `import { createClient, createService, startServer } from 'rock-legends'
 const server = await startServer({ seed: true })
 const page = await createClient(server.url).albums.list(1, { limit: 2 })
 await server.stop()
-console.log(page.data.length, page.meta.total > 2)
+const service = await createService({ seed: true, passwords: 'fast-for-tests' })
+const inProcess = await createClient(service.url, { fetch: service.fetch }).albums.list(1, { limit: 2 })
+const signup = await service.fetch('/api/v1/user/signup', {
+  method: 'POST',
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify({ name: 'Nito', email: 'nito@example.com', password: 'almendra-1969' }),
+})
+await service.close()
+console.log(page.data.length, page.meta.total > 2, inProcess.meta.total === page.meta.total, signup.status)
 `,
     )
     const child = Bun.spawn(['bun', 'bun.mjs'], { cwd: project, stdout: 'pipe', stderr: 'pipe' })
-    expect((await new Response(child.stdout).text()).trim()).toBe('2 true')
+    expect((await new Response(child.stdout).text()).trim()).toBe('2 true true 201')
     expect(await child.exited).toBe(0)
   })
 })
