@@ -18,8 +18,8 @@
 import { mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { loadavg } from 'node:os'
 import { join } from 'node:path'
-import { NPM_DIST, pack } from '../scripts/pack.ts'
 import { describeMachine } from './machine.ts'
+import { installPackedProject, sh } from './npm-project.ts'
 import { writeNamedSection } from './results-file.ts'
 
 const ROOT = join(import.meta.dir, '..')
@@ -31,28 +31,12 @@ const BASE = 'http://api.example.com'
 const ARTIST = '/api/v1/artists/1'
 const LIST = '/api/v1/artists'
 
-function sh(command: string, cwd: string): string {
-  const result = Bun.spawnSync(['sh', '-c', command], { cwd, stdout: 'pipe', stderr: 'pipe' })
-  if (result.exitCode !== 0) throw new Error(`${command} failed:\n${result.stdout}\n${result.stderr}`)
-  return result.stdout.toString()
-}
-
-/** The packed tarballs installed the documented way into a new project, with msw; the versions of Node and npm. */
+/** The project, with msw beside the packages; the versions of Node, npm and msw there. */
 async function installProject() {
-  const packed = await pack()
   rmSync(WORK, { recursive: true, force: true })
-  mkdirSync(PROJECT, { recursive: true })
-  writeFileSync(join(PROJECT, '.npmrc'), 'audit=false\nfund=false\nupdate-notifier=false\n')
-  sh('npm init -y', PROJECT)
-  sh(`npm install --save-optional ${NPM_DIST}/rock-legends-*-${packed.version}.tgz`, PROJECT)
-  sh(`npm install --save-dev ${NPM_DIST}/rock-legends-${packed.version}.tgz ${MSW}`, PROJECT)
-  const version = (name: string) => JSON.parse(sh(`cat node_modules/${name}/package.json`, PROJECT)).version as string
-  return {
-    packed,
-    node: sh('node --version', PROJECT).trim(),
-    npm: sh('npm --version', PROJECT).trim(),
-    msw: version('msw'),
-  }
+  const installed = await installPackedProject(PROJECT, [MSW])
+  const msw = JSON.parse(sh('cat node_modules/msw/package.json', PROJECT)).version as string
+  return { ...installed, msw }
 }
 
 /** What every script in the project shares: the clock and the bodies the handler answers with. */
@@ -64,122 +48,86 @@ export const LIST = ${JSON.stringify(LIST)}
 export const now = () => performance.now()
 `
 
+/** A cold case's steps, each some lines of the script: `import` (left out where there is none), `create`, `answer`. */
+interface ColdSteps {
+  /** Imports of the script beyond the clock and the paths. */
+  header?: string
+  import?: string
+  create: string
+  /** An expression whose value, awaited, is the artist's JSON. */
+  answer: string
+  /** What ends the case once its line is printed. */
+  end?: string
+}
+
 /**
- * Each cold case, one per process: prints `{ parts: { name: ms } }`, the parts in order, the first part timed from
- * the process's own start (`performance.now()` counts from it). Node's start and the import of the script come first.
+ * The script of a cold case, one per process: prints `{ parts: { name: ms } }`, the parts in order, the first part
+ * timed from the process's own start (`performance.now()` counts from it). Node's start and the import of the script
+ * come first.
  */
+function coldScript({ header = '', import: load, create, answer, end = '' }: ColdSteps): string {
+  const timed = (part: string, code: string) => `t = now()\n${code}\nparts.${part} = now() - t\n`
+  return `import { SERVICE, BASE, ARTIST, now } from './common.mjs'
+${header}
+const parts = { node: now() }
+let t
+${load ? timed('import', load) : ''}${timed('create', create)}${timed('answer', `const artist = await ${answer}`)}
+if (artist.id !== 1) throw new Error('not the artist')
+console.log(JSON.stringify({ parts }))
+${end}
+`
+}
+
+const CANNED = "import { artist as canned } from './bodies.mjs'"
+
+/** Each cold case's script. */
 const COLD: Record<string, string> = {
-  service: `import { SERVICE, ARTIST, now } from './common.mjs'
-const parts = { node: now() }
-let t = now()
-const { createService } = (await import(SERVICE)).default
-parts.import = now() - t
-t = now()
-const service = await createService({ seed: true })
-parts.create = now() - t
-t = now()
-const artist = await (await service.fetch(ARTIST)).json()
-parts.answer = now() - t
-if (artist.id !== 1) throw new Error('not the artist')
-console.log(JSON.stringify({ parts }))
-await service.close()
-`,
-  serviceRequire: `import { createRequire } from 'node:module'
-import { SERVICE, ARTIST, now } from './common.mjs'
-const parts = { node: now() }
-let t = now()
-const { createService } = createRequire(import.meta.url)(SERVICE)
-parts.import = now() - t
-t = now()
-const service = await createService({ seed: true })
-parts.create = now() - t
-t = now()
-const artist = await (await service.fetch(ARTIST)).json()
-parts.answer = now() - t
-if (artist.id !== 1) throw new Error('not the artist')
-console.log(JSON.stringify({ parts }))
-await service.close()
-`,
-  package: `import { ARTIST, now } from './common.mjs'
-const parts = { node: now() }
-let t = now()
-const { createService } = await import('rock-legends')
-parts.import = now() - t
-t = now()
-const service = await createService({ seed: true })
-parts.create = now() - t
-t = now()
-const artist = await (await service.fetch(ARTIST)).json()
-parts.answer = now() - t
-if (artist.id !== 1) throw new Error('not the artist')
-console.log(JSON.stringify({ parts }))
-await service.close()
-`,
-  server: `import { ARTIST, now } from './common.mjs'
-const parts = { node: now() }
-let t = now()
-const { startServer } = await import('rock-legends')
-parts.import = now() - t
-t = now()
-const server = await startServer({ seed: true })
-parts.create = now() - t
-t = now()
-const artist = await (await fetch(server.url + ARTIST)).json()
-parts.answer = now() - t
-if (artist.id !== 1) throw new Error('not the artist')
-console.log(JSON.stringify({ parts }))
-await server.stop()
-`,
-  handler: `import { BASE, ARTIST, now } from './common.mjs'
-import { artist as canned } from './bodies.mjs'
-const parts = { node: now() }
-let t = now()
-const handler = (request) => Response.json(canned)
-parts.create = now() - t
-t = now()
-const artist = await (await handler(new Request(BASE + ARTIST))).json()
-parts.answer = now() - t
-if (artist.id !== 1) throw new Error('not the artist')
-console.log(JSON.stringify({ parts }))
-`,
-  mswHandler: `import { BASE, ARTIST, now } from './common.mjs'
-import { artist as canned } from './bodies.mjs'
-const parts = { node: now() }
-let t = now()
-const { http, HttpResponse } = await import('msw')
-const { setupServer } = await import('msw/node')
-parts.import = now() - t
-t = now()
-const server = setupServer(http.get(BASE + '/api/v1/artists/:id', () => HttpResponse.json(canned)))
-server.listen()
-parts.create = now() - t
-t = now()
-const artist = await (await fetch(BASE + ARTIST)).json()
-parts.answer = now() - t
-if (artist.id !== 1) throw new Error('not the artist')
-console.log(JSON.stringify({ parts }))
-server.close()
-`,
-  mswService: `import { BASE, ARTIST, now } from './common.mjs'
-const parts = { node: now() }
-let t = now()
-const { http } = await import('msw')
-const { setupServer } = await import('msw/node')
-const { createService } = await import('rock-legends')
-parts.import = now() - t
-t = now()
-const service = await createService({ seed: true })
-const server = setupServer(http.all(BASE + '/*', ({ request }) => service.fetch(request)))
-server.listen()
-parts.create = now() - t
-t = now()
-const artist = await (await fetch(BASE + ARTIST)).json()
-parts.answer = now() - t
-if (artist.id !== 1) throw new Error('not the artist')
-console.log(JSON.stringify({ parts }))
-server.close()
-await service.close()
-`,
+  service: coldScript({
+    import: 'const { createService } = (await import(SERVICE)).default',
+    create: 'const service = await createService({ seed: true })',
+    answer: '(await service.fetch(ARTIST)).json()',
+    end: 'await service.close()',
+  }),
+  serviceRequire: coldScript({
+    header: "import { createRequire } from 'node:module'",
+    import: 'const { createService } = createRequire(import.meta.url)(SERVICE)',
+    create: 'const service = await createService({ seed: true })',
+    answer: '(await service.fetch(ARTIST)).json()',
+    end: 'await service.close()',
+  }),
+  package: coldScript({
+    import: "const { createService } = await import('rock-legends')",
+    create: 'const service = await createService({ seed: true })',
+    answer: '(await service.fetch(ARTIST)).json()',
+    end: 'await service.close()',
+  }),
+  server: coldScript({
+    import: "const { startServer } = await import('rock-legends')",
+    create: 'const server = await startServer({ seed: true })',
+    answer: '(await fetch(server.url + ARTIST)).json()',
+    end: 'await server.stop()',
+  }),
+  handler: coldScript({
+    header: CANNED,
+    create: 'const handler = (request) => Response.json(canned)',
+    answer: '(await handler(new Request(BASE + ARTIST))).json()',
+  }),
+  mswHandler: coldScript({
+    header: CANNED,
+    import: "const { http, HttpResponse } = await import('msw')\nconst { setupServer } = await import('msw/node')",
+    create:
+      "const server = setupServer(http.get(BASE + '/api/v1/artists/:id', () => HttpResponse.json(canned)))\nserver.listen()",
+    answer: '(await fetch(BASE + ARTIST)).json()',
+    end: 'server.close()',
+  }),
+  mswService: coldScript({
+    import:
+      "const { http } = await import('msw')\nconst { setupServer } = await import('msw/node')\nconst { createService } = await import('rock-legends')",
+    create:
+      "const service = await createService({ seed: true })\nconst server = setupServer(http.all(BASE + '/*', ({ request }) => service.fetch(request)))\nserver.listen()",
+    answer: '(await fetch(BASE + ARTIST)).json()',
+    end: 'server.close()\nawait service.close()',
+  }),
 }
 
 /** Writes the bodies the handler returns: the service's own answers, so that every case returns the same JSON. */

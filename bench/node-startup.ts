@@ -17,33 +17,20 @@
  *
  *   bun bench/node-startup.ts [--runs N] [--write]     (--write records the table in bench/RESULTS.md)
  */
-import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { loadavg } from 'node:os'
 import { join } from 'node:path'
-import { NPM_DIST, pack } from '../scripts/pack.ts'
 import { describeMachine } from './machine.ts'
+import { installPackedProject, sh } from './npm-project.ts'
 import { writeNamedSection } from './results-file.ts'
 
 const WORK = join(import.meta.dir, '.work', 'node-startup')
 const PROJECT = join(WORK, 'my-tests')
 
-function sh(command: string, cwd: string): string {
-  const result = Bun.spawnSync(['sh', '-c', command], { cwd, stdout: 'pipe', stderr: 'pipe' })
-  if (result.exitCode !== 0) throw new Error(`${command} failed:\n${result.stdout}\n${result.stderr}`)
-  return result.stdout.toString()
-}
-
-/** The packed tarballs installed the documented way into a new project; the versions of Node and npm. */
+/** The project, with the platform packages npm installed into it. */
 async function installProject() {
-  const packed = await pack()
-  rmSync(WORK, { recursive: true, force: true })
-  mkdirSync(PROJECT, { recursive: true })
-  writeFileSync(join(PROJECT, '.npmrc'), 'audit=false\nfund=false\nupdate-notifier=false\n')
-  sh('npm init -y', PROJECT)
-  sh(`npm install --save-optional ${NPM_DIST}/rock-legends-*-${packed.version}.tgz`, PROJECT)
-  sh(`npm install --save-dev ${NPM_DIST}/rock-legends-${packed.version}.tgz`, PROJECT)
-  const platforms = readdirSync(join(PROJECT, 'node_modules/@rock-legends'))
-  return { packed, platforms, node: sh('node --version', PROJECT).trim(), npm: sh('npm --version', PROJECT).trim() }
+  const installed = await installPackedProject(PROJECT)
+  return { ...installed, platforms: readdirSync(join(PROJECT, 'node_modules/@rock-legends')) }
 }
 
 /** Runs in the project, under Node: prints one JSON object of the in-process cases' times, in milliseconds. */
